@@ -1,0 +1,381 @@
+//! One error type for the whole library.
+//!
+//! Every [`ErrorKind`] has a stable name ([`ErrorKind::name`]), an HTTP-style code
+//! ([`ErrorKind::code`]) and a fixed message ([`ErrorKind::message`]). Several kinds share a
+//! code (both 401s of the 2FA lifecycle, for example), so every surface exposes the kind as
+//! well as the code. The numeric values of the kinds are part of the C ABI: never renumber a
+//! kind; retire one by leaving its number unused with a "reserved" comment.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// The stable taxonomy of errors. The discriminants are the C ABI's status values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+#[repr(u32)]
+pub enum ErrorKind {
+    /// 401: missing or bad credentials.
+    Unauthorized = 1,
+    /// 413: a request body over the limit.
+    PayloadTooLarge = 2,
+    /// 400: an argument or body field is invalid; the message names the field.
+    InvalidInput = 3,
+    /// 400: `contactId` is missing.
+    ContactIdRequired = 4,
+    /// 400: `contactId` is not a hyphenated UUID.
+    ContactIdInvalid = 5,
+    /// 400: `twoFactorIssuer` is too long or holds `:` or control characters.
+    IssuerInvalid = 6,
+    /// 400: `widgetText` is empty, too long or holds control characters.
+    WidgetTextInvalid = 7,
+    /// 400: `widgetButtonURL` is not an absolute http(s) URL without credentials.
+    WidgetButtonUrlInvalid = 8,
+    /// 403: create while 2FA is enabled.
+    MustDisableFirst = 9,
+    /// 409: enable while 2FA is enabled.
+    AlreadyEnabled = 10,
+    /// 409: enable with no (or an expired) pending secret.
+    NotCreated = 11,
+    /// 409: disable or verify while 2FA is not enabled.
+    NotEnabled = 12,
+    /// 423: too many consecutive failures; an operator must reset the contact.
+    Locked = 13,
+    /// 429: attempts are refused for a while after repeated failures.
+    Throttled = 14,
+    /// 401: no token was given.
+    TokenMissing = 15,
+    /// 401: the token does not verify (wrong, malformed or replayed).
+    TokenFailed = 16,
+    /// 404: no such route or resource.
+    NotFound = 17,
+    /// 405: the route exists but not with this method.
+    MethodNotAllowed = 18,
+    /// 404: no partner with this id.
+    PartnerNotFound = 19,
+    /// 500 in create and enable.
+    CreateFailed = 20,
+    /// 500 in enable.
+    EnableFailed = 21,
+    /// 500 in disable.
+    DisableFailed = 22,
+    /// 500 in status.
+    StatusFailed = 23,
+    /// 500 in verify.
+    VerifyFailed = 24,
+    /// 500 anywhere else (partners, settings, KYC).
+    Internal = 25,
+    /// 500: the library was configured wrongly (for example production without a master key).
+    Config = 26,
+}
+
+impl ErrorKind {
+    /// Every kind, in numeric order.
+    pub const ALL: [ErrorKind; 26] = [
+        Self::Unauthorized,
+        Self::PayloadTooLarge,
+        Self::InvalidInput,
+        Self::ContactIdRequired,
+        Self::ContactIdInvalid,
+        Self::IssuerInvalid,
+        Self::WidgetTextInvalid,
+        Self::WidgetButtonUrlInvalid,
+        Self::MustDisableFirst,
+        Self::AlreadyEnabled,
+        Self::NotCreated,
+        Self::NotEnabled,
+        Self::Locked,
+        Self::Throttled,
+        Self::TokenMissing,
+        Self::TokenFailed,
+        Self::NotFound,
+        Self::MethodNotAllowed,
+        Self::PartnerNotFound,
+        Self::CreateFailed,
+        Self::EnableFailed,
+        Self::DisableFailed,
+        Self::StatusFailed,
+        Self::VerifyFailed,
+        Self::Internal,
+        Self::Config,
+    ];
+
+    /// The stable snake_case name of the kind.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Unauthorized => "unauthorized",
+            Self::PayloadTooLarge => "payload_too_large",
+            Self::InvalidInput => "invalid_input",
+            Self::ContactIdRequired => "contact_id_required",
+            Self::ContactIdInvalid => "contact_id_invalid",
+            Self::IssuerInvalid => "issuer_invalid",
+            Self::WidgetTextInvalid => "widget_text_invalid",
+            Self::WidgetButtonUrlInvalid => "widget_button_url_invalid",
+            Self::MustDisableFirst => "must_disable_first",
+            Self::AlreadyEnabled => "already_enabled",
+            Self::NotCreated => "not_created",
+            Self::NotEnabled => "not_enabled",
+            Self::Locked => "locked",
+            Self::Throttled => "throttled",
+            Self::TokenMissing => "token_missing",
+            Self::TokenFailed => "token_failed",
+            Self::NotFound => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::PartnerNotFound => "partner_not_found",
+            Self::CreateFailed => "create_failed",
+            Self::EnableFailed => "enable_failed",
+            Self::DisableFailed => "disable_failed",
+            Self::StatusFailed => "status_failed",
+            Self::VerifyFailed => "verify_failed",
+            Self::Internal => "internal",
+            Self::Config => "config",
+        }
+    }
+
+    /// The HTTP-style status code.
+    pub const fn code(self) -> u16 {
+        match self {
+            Self::Unauthorized | Self::TokenMissing | Self::TokenFailed => 401,
+            Self::PayloadTooLarge => 413,
+            Self::InvalidInput
+            | Self::ContactIdRequired
+            | Self::ContactIdInvalid
+            | Self::IssuerInvalid
+            | Self::WidgetTextInvalid
+            | Self::WidgetButtonUrlInvalid => 400,
+            Self::MustDisableFirst => 403,
+            Self::AlreadyEnabled | Self::NotCreated | Self::NotEnabled => 409,
+            Self::Locked => 423,
+            Self::Throttled => 429,
+            Self::NotFound | Self::PartnerNotFound => 404,
+            Self::MethodNotAllowed => 405,
+            Self::CreateFailed
+            | Self::EnableFailed
+            | Self::DisableFailed
+            | Self::StatusFailed
+            | Self::VerifyFailed
+            | Self::Internal
+            | Self::Config => 500,
+        }
+    }
+
+    /// The fixed message. [`Error::message`] refines it for [`ErrorKind::Throttled`] (the
+    /// number of seconds) and [`ErrorKind::InvalidInput`] (the field and the rule).
+    pub const fn message(self) -> &'static str {
+        match self {
+            Self::Unauthorized => "Unauthorized",
+            Self::PayloadTooLarge => "Request body is too large",
+            Self::InvalidInput => "Invalid input",
+            Self::ContactIdRequired => "contactId is required",
+            Self::ContactIdInvalid => "contactId must be a UUID",
+            Self::IssuerInvalid => {
+                "twoFactorIssuer must be 1 to 64 characters without ':' or control characters"
+            }
+            Self::WidgetTextInvalid => {
+                "widgetText must be 1 to 64 characters without control characters"
+            }
+            Self::WidgetButtonUrlInvalid => {
+                "widgetButtonURL must be an absolute http(s) URL without credentials, at most 2048 characters"
+            }
+            Self::MustDisableFirst => "Must disable 2FA before creating a new one",
+            Self::AlreadyEnabled => "Cannot enable 2FA again, it is already set",
+            Self::NotCreated => "Must create 2FA before enabling it",
+            Self::NotEnabled => "2FA is not enabled",
+            Self::Locked => "2FA is locked after too many failed attempts",
+            Self::Throttled => "Too many failed 2FA attempts, try again later",
+            Self::TokenMissing => "Google 2FA requires the token to be passed in",
+            Self::TokenFailed => "Google 2FA failed",
+            Self::NotFound => "Not found",
+            Self::MethodNotAllowed => "Method not allowed",
+            Self::PartnerNotFound => "Partner not found",
+            Self::CreateFailed | Self::EnableFailed => "Error enabling 2FA",
+            Self::DisableFailed => "Error disabling 2FA",
+            Self::StatusFailed => "Error getting 2FA",
+            Self::VerifyFailed => "Error verifying 2FA",
+            Self::Internal => "Internal server error",
+            Self::Config => "Invalid configuration",
+        }
+    }
+
+    /// The kind with this C ABI number.
+    pub fn from_number(n: u32) -> Option<Self> {
+        Self::ALL.iter().copied().find(|k| *k as u32 == n)
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A Rampart error: a kind, its message, and for server failures an internal cause.
+///
+/// The message never holds a secret, code, key or user value; the cause (for logs only) holds
+/// storage or configuration detail and is never part of [`Error::message`].
+pub struct Error {
+    kind: ErrorKind,
+    detail: Option<Cow<'static, str>>,
+    retry_after: Option<u64>,
+    cause: Option<Cause>,
+}
+
+impl Error {
+    /// An error of this kind with its fixed message.
+    pub fn new(kind: ErrorKind) -> Self {
+        Self {
+            kind,
+            detail: None,
+            retry_after: None,
+            cause: None,
+        }
+    }
+
+    /// A 400 naming the field and the rule it breaks, for example
+    /// `invalid_input("name", "must not be empty")` gives "name must not be empty".
+    pub fn invalid_input(field: &str, rule: &str) -> Self {
+        Self::new(ErrorKind::InvalidInput).with_detail(format!("{field} {rule}"))
+    }
+
+    /// A 429 telling the caller to wait `seconds` (whole seconds, rounded up).
+    pub fn throttled(seconds: u64) -> Self {
+        let mut e = Self::new(ErrorKind::Throttled).with_detail(format!(
+            "Too many failed 2FA attempts, try again in {seconds} seconds"
+        ));
+        e.retry_after = Some(seconds);
+        e
+    }
+
+    /// A configuration error; `what` is public (it holds no secret).
+    pub fn config(what: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorKind::Config).with_detail(what)
+    }
+
+    /// Attach an internal cause (logged by servers, never sent to clients).
+    pub fn with_cause(mut self, cause: impl Into<Cause>) -> Self {
+        self.cause = Some(cause.into());
+        self
+    }
+
+    fn with_detail(mut self, detail: impl Into<Cow<'static, str>>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The HTTP-style code (equal to the kind's).
+    pub fn code(&self) -> u16 {
+        self.kind.code()
+    }
+
+    /// The message to show to the caller.
+    pub fn message(&self) -> &str {
+        self.detail.as_deref().unwrap_or(self.kind.message())
+    }
+
+    /// For [`ErrorKind::Throttled`], the whole seconds to wait (the `Retry-After` value).
+    pub fn retry_after(&self) -> Option<u64> {
+        self.retry_after
+    }
+
+    /// The internal cause, for logs.
+    pub fn cause(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        self.cause.as_deref()
+    }
+
+    /// The same error re-labelled as another kind, keeping the cause (used to turn a store
+    /// failure into the operation's own 500).
+    pub(crate) fn relabel(self, kind: ErrorKind) -> Self {
+        Self {
+            kind,
+            detail: None,
+            retry_after: None,
+            cause: self.cause,
+        }
+    }
+}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Self {
+        Self::new(kind)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Error");
+        d.field("kind", &self.kind)
+            .field("code", &self.code())
+            .field("message", &self.message());
+        if let Some(s) = self.retry_after {
+            d.field("retry_after", &s);
+        }
+        if let Some(c) = &self.cause {
+            d.field("cause", &c.to_string());
+        }
+        d.finish()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause
+            .as_deref()
+            .map(|c| c as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_dense_and_round_trip() {
+        for (i, k) in ErrorKind::ALL.iter().enumerate() {
+            assert_eq!(*k as u32, i as u32 + 1);
+            assert_eq!(ErrorKind::from_number(*k as u32), Some(*k));
+        }
+        assert_eq!(ErrorKind::from_number(0), None);
+        assert_eq!(ErrorKind::from_number(10_000), None);
+    }
+
+    #[test]
+    fn names_are_unique() {
+        let mut names: Vec<_> = ErrorKind::ALL.iter().map(|k| k.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ErrorKind::ALL.len());
+    }
+
+    #[test]
+    fn throttled_message_carries_seconds() {
+        let e = Error::throttled(60);
+        assert_eq!(
+            e.message(),
+            "Too many failed 2FA attempts, try again in 60 seconds"
+        );
+        assert_eq!(e.code(), 429);
+        assert_eq!(e.retry_after(), Some(60));
+    }
+
+    #[test]
+    fn cause_is_not_in_message() {
+        let e = Error::new(ErrorKind::StatusFailed).with_cause("disk I/O error");
+        assert_eq!(e.to_string(), "Error getting 2FA");
+        assert!(format!("{e:?}").contains("disk I/O error"));
+    }
+}

@@ -1,0 +1,463 @@
+//! The 2FA lifecycle of a contact: create, enable, disable, status, verify; throttling and the
+//! lock; the KYC rule. Every rule of `SPEC.md` section 2 lives here, inside one atomic
+//! [`Store::update_contact`](crate::store::Store::update_contact) per attempt.
+//!
+//! Order of answers when several apply: the state answers (403, 409), then 423, then 429,
+//! then 401 for a missing token, then the evaluation.
+
+use std::fmt;
+
+use crate::crypto::Field;
+use crate::error::{Error, ErrorKind, Result};
+use crate::ids::{ContactId, PartnerId};
+use crate::service::Service;
+use crate::store::ContactRecord;
+use crate::token::Token;
+use crate::totp::{self, Secret};
+
+/// `Successfully created 2fa!`
+pub const MSG_CREATED: &str = "Successfully created 2fa!";
+/// `Successfully enabled 2fa!`
+pub const MSG_ENABLED: &str = "Successfully enabled 2fa!";
+/// `Successfully disbaled 2fa!` (sic: wire-compatible with the original service).
+pub const MSG_DISABLED: &str = "Successfully disbaled 2fa!";
+/// `2FA token is valid.`
+pub const MSG_VALID: &str = "2FA token is valid.";
+
+/// The status message: `2FA is true.` or `2FA is false.`
+pub const fn status_message(enabled: bool) -> &'static str {
+    if enabled {
+        "2FA is true."
+    } else {
+        "2FA is false."
+    }
+}
+
+/// Consecutive failures from which attempts are throttled.
+pub const THROTTLE_AFTER: u32 = 5;
+/// Consecutive failures at which the contact's 2FA locks until an operator reset.
+pub const LOCK_AFTER: u32 = 100;
+/// The longest throttle delay.
+pub const MAX_DELAY_SECS: u64 = 3600;
+
+/// Seconds attempts are refused after the `failures`-th consecutive failure:
+/// `min(30 * 2^(k-5), 3600)` for k >= 5, else none.
+pub fn throttle_delay(failures: u32) -> Option<u64> {
+    let over = failures.checked_sub(THROTTLE_AFTER)?;
+    let delay = 1u64
+        .checked_shl(over)
+        .and_then(|p| p.checked_mul(30))
+        .unwrap_or(u64::MAX);
+    Some(delay.min(MAX_DELAY_SECS))
+}
+
+/// What create hands to the user. Prints redacted.
+#[derive(Clone)]
+pub struct TwoFactorSetup {
+    /// The Key URI as a QR code, `data:image/png;base64,...`.
+    pub qr_code: String,
+    /// The secret in unpadded base32, for manual entry.
+    pub manual: String,
+    /// The otpauth Key URI.
+    pub uri: String,
+}
+
+impl fmt::Debug for TwoFactorSetup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TwoFactorSetup { <redacted> }")
+    }
+}
+
+/// The outcome of [`Service::verify_2fa`]: a wrong code is an outcome, not an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verification {
+    /// The code is valid and its time step is now used up.
+    Accepted,
+    /// The code is wrong, malformed or already used (the three are not told apart).
+    Rejected,
+}
+
+impl Verification {
+    /// `true` for [`Verification::Accepted`].
+    pub const fn is_accepted(self) -> bool {
+        matches!(self, Self::Accepted)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Operation {
+    Enable,
+    Disable,
+    Verify,
+}
+
+impl Operation {
+    fn failure(self) -> ErrorKind {
+        match self {
+            Self::Enable => ErrorKind::EnableFailed,
+            Self::Disable => ErrorKind::DisableFailed,
+            Self::Verify => ErrorKind::VerifyFailed,
+        }
+    }
+}
+
+fn record_failure(rec: &mut ContactRecord, now: u64) {
+    rec.failures = rec.failures.saturating_add(1);
+    rec.last_failure_at = Some(now);
+}
+
+impl Service {
+    fn issuer(&self, given: Option<&str>) -> Result<String> {
+        match given {
+            None | Some("") => Ok(format!("{}2FA", self.config().service_name)),
+            Some(s) => {
+                let n = s.chars().count();
+                if n > 64 || s.contains(':') || s.chars().any(char::is_control) {
+                    Err(ErrorKind::IssuerInvalid.into())
+                } else {
+                    Ok(s.to_owned())
+                }
+            }
+        }
+    }
+
+    /// Create a new pending secret for a contact, labelled with the contact id.
+    /// See [`Service::create_2fa_with_label`].
+    pub fn create_2fa(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        issuer: Option<&str>,
+    ) -> Result<TwoFactorSetup> {
+        self.create_2fa_with_label(partner, contact, issuer, &contact.to_string())
+    }
+
+    /// Create a new pending secret for a contact (replacing an earlier pending one) with the
+    /// account `label` shown in the authenticator app. `issuer` empty or `None` means the
+    /// default, the service name followed by `2FA`. Fails with 403 while 2FA is enabled.
+    pub fn create_2fa_with_label(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        issuer: Option<&str>,
+        label: &str,
+    ) -> Result<TwoFactorSetup> {
+        let issuer = self.issuer(issuer)?;
+        let fail = |e: Error| e.relabel(ErrorKind::CreateFailed);
+        let secret = Secret::generate(self.config().secret_bytes).map_err(fail)?;
+        let mut sealed = Some(
+            self.keys()
+                .seal(partner, contact, Field::Pending, secret.as_bytes())
+                .map_err(fail)?,
+        );
+        let enrolment = totp::enrol(secret, &issuer, label).map_err(|e| {
+            if e.kind() == ErrorKind::InvalidInput {
+                Error::invalid_input("label", "is too long for a QR code")
+            } else {
+                fail(e)
+            }
+        })?;
+        let now = self.now();
+        let mut enabled = false;
+        self.store()
+            .update_contact(partner, contact, &mut |rec| {
+                enabled = rec.enabled;
+                if enabled {
+                    return false;
+                }
+                rec.pending = sealed.take();
+                rec.pending_created_at = Some(now);
+                true
+            })
+            .map_err(|e| Error::new(ErrorKind::CreateFailed).with_cause(e))?;
+        if enabled {
+            return Err(ErrorKind::MustDisableFirst.into());
+        }
+        Ok(TwoFactorSetup {
+            qr_code: enrolment.qr_code,
+            manual: enrolment.manual,
+            uri: enrolment.uri,
+        })
+    }
+
+    /// Confirm the pending secret with a code from it: 2FA becomes enabled and the code's time
+    /// step is used up (so it cannot then disable).
+    pub fn enable_2fa(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        token: impl Into<Token>,
+    ) -> Result<()> {
+        self.lifecycle_attempt(partner, contact, Operation::Enable, token.into())
+    }
+
+    /// Turn 2FA off with a valid code; the secret is erased.
+    pub fn disable_2fa(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        token: impl Into<Token>,
+    ) -> Result<()> {
+        self.lifecycle_attempt(partner, contact, Operation::Disable, token.into())
+    }
+
+    /// Check a code for a login or purchase, under the same replay and throttle rules. A wrong
+    /// code is [`Verification::Rejected`]; errors are the state, lock, throttle, missing-token
+    /// and storage answers.
+    pub fn verify_2fa(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        token: impl Into<Token>,
+    ) -> Result<Verification> {
+        self.attempt(partner, contact, Operation::Verify, token.into())
+    }
+
+    /// Whether 2FA is enabled for the contact (unknown contacts: false).
+    pub fn status_2fa(&self, partner: &PartnerId, contact: &ContactId) -> Result<bool> {
+        let rec = self
+            .store()
+            .contact(partner, contact)
+            .map_err(|e| Error::new(ErrorKind::StatusFailed).with_cause(e))?;
+        Ok(rec.is_some_and(|r| r.enabled))
+    }
+
+    fn lifecycle_attempt(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        op: Operation,
+        token: Token,
+    ) -> Result<()> {
+        match self.attempt(partner, contact, op, token)? {
+            Verification::Accepted => Ok(()),
+            Verification::Rejected => Err(ErrorKind::TokenFailed.into()),
+        }
+    }
+
+    fn attempt(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        op: Operation,
+        token: Token,
+    ) -> Result<Verification> {
+        let now = self.now();
+        let mut outcome = Err(Error::new(op.failure()));
+        self.store()
+            .update_contact(partner, contact, &mut |rec| {
+                let (result, write) = self.evaluate(partner, contact, op, token, now, rec);
+                outcome = result;
+                write
+            })
+            .map_err(|e| Error::new(op.failure()).with_cause(e))?;
+        outcome
+    }
+
+    fn pending_is_live(&self, rec: &ContactRecord, now: u64) -> bool {
+        rec.pending.is_some()
+            && rec
+                .pending_created_at
+                .is_some_and(|t| now < t.saturating_add(self.config().pending_ttl_secs))
+    }
+
+    fn refusal(&self, rec: &ContactRecord, now: u64) -> Option<Error> {
+        if !self.config().throttling {
+            return None;
+        }
+        if rec.failures >= LOCK_AFTER {
+            return Some(ErrorKind::Locked.into());
+        }
+        let until = rec
+            .last_failure_at?
+            .saturating_add(throttle_delay(rec.failures)?);
+        (now < until).then(|| Error::throttled(until - now))
+    }
+
+    /// One attempt against a locked record. Returns the answer and whether to write `rec`.
+    fn evaluate(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        op: Operation,
+        token: Token,
+        now: u64,
+        rec: &mut ContactRecord,
+    ) -> (Result<Verification>, bool) {
+        let state = match op {
+            Operation::Enable if rec.enabled => Some(ErrorKind::AlreadyEnabled),
+            Operation::Enable if !self.pending_is_live(rec, now) => Some(ErrorKind::NotCreated),
+            Operation::Disable | Operation::Verify if !rec.enabled => Some(ErrorKind::NotEnabled),
+            _ => None,
+        };
+        if let Some(kind) = state {
+            return (Err(kind.into()), false);
+        }
+        if let Some(refused) = self.refusal(rec, now) {
+            return (Err(refused), false);
+        }
+        let code = match token {
+            Token::Missing => return (Err(ErrorKind::TokenMissing.into()), false),
+            Token::Malformed => {
+                record_failure(rec, now);
+                return (Ok(Verification::Rejected), true);
+            }
+            Token::Code(code) => code,
+        };
+        let (field, sealed) = match op {
+            Operation::Enable => (Field::Pending, rec.pending.as_deref()),
+            Operation::Disable | Operation::Verify => (Field::Secret, rec.secret.as_deref()),
+        };
+        let opened = sealed
+            .ok_or_else(|| Error::new(op.failure()).with_cause("secret is missing"))
+            .and_then(|s| {
+                self.keys()
+                    .open(partner, contact, field, s)
+                    .map_err(|e| Error::new(op.failure()).with_cause(e))
+            });
+        let secret = match opened {
+            Ok(s) => s,
+            Err(e) => return (Err(e), false),
+        };
+        match totp::verify_code(&secret, code, now, self.config().window) {
+            None => {
+                record_failure(rec, now);
+                (Ok(Verification::Rejected), true)
+            }
+            // A replay: refused, but not counted, so a double submit cannot throttle its user.
+            Some(step) if rec.last_step.is_some_and(|last| step <= last) => {
+                (Ok(Verification::Rejected), false)
+            }
+            Some(step) => {
+                match op {
+                    Operation::Enable => {
+                        match self.keys().seal(partner, contact, Field::Secret, &secret) {
+                            Ok(sealed) => {
+                                rec.enabled = true;
+                                rec.secret = Some(sealed);
+                                rec.pending = None;
+                                rec.pending_created_at = None;
+                            }
+                            Err(e) => return (Err(e.relabel(op.failure())), false),
+                        }
+                    }
+                    Operation::Disable => {
+                        rec.enabled = false;
+                        rec.secret = None;
+                        rec.pending = None;
+                        rec.pending_created_at = None;
+                    }
+                    Operation::Verify => {}
+                }
+                rec.last_step = Some(step);
+                rec.failures = 0;
+                rec.last_failure_at = None;
+                (Ok(Verification::Accepted), true)
+            }
+        }
+    }
+
+    /// Mark (or unmark) a contact as KYC-passed; audit-logged.
+    pub fn set_kyc_passed(
+        &self,
+        operator: &str,
+        partner: &PartnerId,
+        contact: &ContactId,
+        passed: bool,
+    ) -> Result<()> {
+        self.partner_record(partner)?;
+        let action = if passed {
+            "contact.mark_kyc"
+        } else {
+            "contact.unmark_kyc"
+        };
+        self.audit(operator, action, partner, Some(contact))?;
+        self.store()
+            .update_contact(partner, contact, &mut |rec| {
+                let changed = rec.kyc_passed != passed;
+                rec.kyc_passed = passed;
+                changed
+            })
+            .map_err(Self::internal)
+    }
+
+    /// Clear a contact's failure count, lifting a lock or a throttle: an operator action,
+    /// audit-logged, never a partner call.
+    pub fn reset_lock(
+        &self,
+        operator: &str,
+        partner: &PartnerId,
+        contact: &ContactId,
+    ) -> Result<()> {
+        self.partner_record(partner)?;
+        self.audit(operator, "contact.reset_lock", partner, Some(contact))?;
+        self.store()
+            .update_contact(partner, contact, &mut |rec| {
+                let changed = rec.failures != 0 || rec.last_failure_at.is_some();
+                rec.failures = 0;
+                rec.last_failure_at = None;
+                changed
+            })
+            .map_err(Self::internal)
+    }
+
+    /// (2FA required, 2FA enabled) for a contact.
+    fn kyc_rule(&self, partner: &PartnerId, contact: &ContactId) -> Result<(bool, bool)> {
+        let waived = self.partner_record(partner)?.two_factor_waived;
+        let rec = self
+            .store()
+            .contact(partner, contact)
+            .map_err(Self::internal)?
+            .unwrap_or_default();
+        Ok((rec.kyc_passed && !waived, rec.enabled))
+    }
+
+    /// Whether 2FA is required: the contact passed KYC and the partner has no waiver.
+    pub fn is_2fa_required(&self, partner: &PartnerId, contact: &ContactId) -> Result<bool> {
+        Ok(self.kyc_rule(partner, contact)?.0)
+    }
+
+    /// Whether the contact may purchase: refused while 2FA is required and not enabled.
+    pub fn may_purchase(&self, partner: &PartnerId, contact: &ContactId) -> Result<bool> {
+        let (required, enabled) = self.kyc_rule(partner, contact)?;
+        Ok(enabled || !required)
+    }
+
+    /// The partner's contacts for which 2FA is required but not enabled, in id order.
+    pub fn contacts_requiring_2fa(&self, partner: &PartnerId) -> Result<Vec<ContactId>> {
+        if self.partner_record(partner)?.two_factor_waived {
+            return Ok(Vec::new());
+        }
+        self.store()
+            .kyc_contacts_without_2fa(partner)
+            .map_err(Self::internal)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delays() {
+        let got: Vec<_> = (0..=14).map(throttle_delay).collect();
+        assert_eq!(&got[..5], &[None; 5]);
+        assert_eq!(
+            &got[5..],
+            &[
+                Some(30),
+                Some(60),
+                Some(120),
+                Some(240),
+                Some(480),
+                Some(960),
+                Some(1920),
+                Some(3600),
+                Some(3600),
+                Some(3600)
+            ]
+        );
+        assert_eq!(throttle_delay(99), Some(3600));
+        assert_eq!(throttle_delay(u32::MAX), Some(3600));
+    }
+}

@@ -1,0 +1,442 @@
+//! Partners: accounts, keys, bearer authentication and widget confirmation-screen settings.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::ids::PartnerId;
+use crate::service::Service;
+use crate::store::PartnerRecord;
+
+/// Random bytes in the random part of a key (192 bits; the spec asks for at least 128).
+const KEY_RANDOM_BYTES: usize = 24;
+/// Longest widget button text, in characters.
+pub const MAX_WIDGET_TEXT_CHARS: usize = 64;
+/// Longest widget button URL, in characters.
+pub const MAX_WIDGET_URL_CHARS: usize = 2048;
+/// Longest partner name, in characters.
+pub const MAX_PARTNER_NAME_CHARS: usize = 200;
+
+/// `sandbox` or `production`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Environment {
+    /// Test keys, test widget, testnet addresses allowed.
+    Sandbox,
+    /// Live keys.
+    Production,
+}
+
+impl Environment {
+    /// `"sandbox"` or `"production"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Sandbox => "sandbox",
+            Self::Production => "production",
+        }
+    }
+}
+
+impl FromStr for Environment {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "sandbox" => Ok(Self::Sandbox),
+            "production" => Ok(Self::Production),
+            _ => Err(Error::invalid_input(
+                "environment",
+                "must be sandbox or production",
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Environment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A secret API key (`sk_<environment>_<random>`). Prints redacted, zeroized on drop.
+#[derive(Clone, Zeroize, ZeroizeOnDrop, PartialEq, Eq)]
+pub struct SecretKey(String);
+
+impl SecretKey {
+    /// The key text; show it to the partner once, store only its hash.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SecretKey(<redacted>)")
+    }
+}
+
+/// What a new partner (or a key rotation) hands out. The secret key is shown only here.
+#[derive(Clone, Debug)]
+pub struct PartnerCredentials {
+    /// The partner's id (the legacy widget `apiKey`).
+    pub partner_id: PartnerId,
+    /// The secret API key.
+    pub secret_key: SecretKey,
+    /// The publishable widget key (`pk_<environment>_<random>`), not a credential.
+    pub publishable_key: String,
+    /// The keys' environment.
+    pub environment: Environment,
+}
+
+/// A partner, as callers see it (no key hash).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Partner {
+    /// Id.
+    pub id: PartnerId,
+    /// Display name.
+    pub name: String,
+    /// Environment.
+    pub environment: Environment,
+    /// Publishable key.
+    pub publishable_key: String,
+    /// Confirmation-screen button text.
+    pub widget_text: Option<String>,
+    /// Confirmation-screen button URL.
+    pub widget_button_url: Option<String>,
+    /// The operator waived the KYC 2FA requirement.
+    pub two_factor_waived: bool,
+}
+
+impl From<PartnerRecord> for Partner {
+    fn from(r: PartnerRecord) -> Self {
+        Self {
+            id: r.id,
+            name: r.name,
+            environment: r.environment,
+            publishable_key: r.publishable_key,
+            widget_text: r.widget_text,
+            widget_button_url: r.widget_button_url,
+            two_factor_waived: r.two_factor_waived,
+        }
+    }
+}
+
+/// How a request authenticated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuthMethod {
+    /// `Bearer sk_...` (recommended).
+    SecretKey,
+    /// `Bearer <JWT>` (legacy; answers should carry `Deprecation: true`).
+    LegacyJwt,
+}
+
+/// An authenticated partner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Authenticated {
+    /// Who.
+    pub partner_id: PartnerId,
+    /// How.
+    pub method: AuthMethod,
+}
+
+/// SHA-256 of a secret key, as stored and looked up.
+pub fn secret_key_hash(key: &str) -> [u8; 32] {
+    Sha256::digest(key.as_bytes()).into()
+}
+
+/// The value of an `Authorization` header without its `Bearer ` scheme (case-insensitive).
+pub fn bearer_token(header: &str) -> Option<&str> {
+    let (scheme, rest) = header.split_once(' ')?;
+    let token = rest.trim_matches(' ');
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+fn new_key(prefix: &str, env: Environment) -> Result<String> {
+    let mut random = [0u8; KEY_RANDOM_BYTES];
+    crate::crypto::fill_random(&mut random)?;
+    let key = format!(
+        "{prefix}_{}_{}",
+        env.as_str(),
+        bs58::encode(&random).into_string()
+    );
+    random.zeroize();
+    Ok(key)
+}
+
+fn new_keys(id: PartnerId, env: Environment) -> Result<(PartnerCredentials, [u8; 32])> {
+    let secret_key = SecretKey(new_key("sk", env)?);
+    let hash = secret_key_hash(secret_key.expose());
+    let creds = PartnerCredentials {
+        partner_id: id,
+        secret_key,
+        publishable_key: new_key("pk", env)?,
+        environment: env,
+    };
+    Ok((creds, hash))
+}
+
+/// Check a widget button text: 1 to 64 characters, no control characters.
+pub fn validate_widget_text(text: &str) -> Result<()> {
+    let n = text.chars().count();
+    if n == 0 || n > MAX_WIDGET_TEXT_CHARS || text.chars().any(char::is_control) {
+        return Err(ErrorKind::WidgetTextInvalid.into());
+    }
+    Ok(())
+}
+
+/// Check a widget button URL: absolute http(s), a host, no credentials, at most 2048
+/// characters, no white space or control characters (which URL parsers would silently drop).
+pub fn validate_widget_button_url(text: &str) -> Result<()> {
+    let bad = || Error::new(ErrorKind::WidgetButtonUrlInvalid);
+    if text.chars().count() > MAX_WIDGET_URL_CHARS
+        || text.chars().any(|c| c.is_control() || c.is_whitespace())
+    {
+        return Err(bad());
+    }
+    let url = url::Url::parse(text).map_err(|_| bad())?;
+    let ok = matches!(url.scheme(), "http" | "https")
+        && url.host_str().is_some_and(|h| !h.is_empty())
+        && url.username().is_empty()
+        && url.password().is_none();
+    if ok { Ok(()) } else { Err(bad()) }
+}
+
+#[derive(Deserialize)]
+struct LegacyClaims {
+    sub: String,
+}
+
+impl Service {
+    /// Create a partner in an environment and hand out its keys.
+    pub fn create_partner(
+        &self,
+        name: &str,
+        environment: Environment,
+    ) -> Result<PartnerCredentials> {
+        let n = name.trim().chars().count();
+        if n == 0 || n > MAX_PARTNER_NAME_CHARS || name.chars().any(char::is_control) {
+            return Err(Error::invalid_input(
+                "name",
+                "must be 1 to 200 characters without control characters",
+            ));
+        }
+        let id = PartnerId::random();
+        let (creds, hash) = new_keys(id, environment)?;
+        let record = PartnerRecord {
+            id,
+            name: name.trim().to_owned(),
+            environment,
+            secret_key_hash: hash,
+            publishable_key: creds.publishable_key.clone(),
+            widget_text: None,
+            widget_button_url: None,
+            two_factor_waived: false,
+            created_at: self.now(),
+        };
+        self.store()
+            .insert_partner(&record)
+            .map_err(Self::internal)?;
+        Ok(creds)
+    }
+
+    /// Replace a partner's secret and publishable keys (an operator action, audit-logged). The
+    /// old keys stop working at once.
+    pub fn rotate_keys(&self, operator: &str, partner: &PartnerId) -> Result<PartnerCredentials> {
+        self.partner_record(partner)?;
+        self.audit(operator, "partner.rotate_keys", partner, None)?;
+        let mut issued = None;
+        let found = self
+            .store()
+            .update_partner(partner, &mut |p| match new_keys(p.id, p.environment) {
+                Ok((creds, hash)) => {
+                    p.secret_key_hash = hash;
+                    p.publishable_key = creds.publishable_key.clone();
+                    issued = Some(Ok(creds));
+                    true
+                }
+                Err(e) => {
+                    issued = Some(Err(e));
+                    false
+                }
+            })
+            .map_err(Self::internal)?;
+        if !found {
+            return Err(ErrorKind::PartnerNotFound.into());
+        }
+        issued.unwrap_or_else(|| Err(ErrorKind::Internal.into()))
+    }
+
+    /// A partner by id.
+    pub fn partner(&self, partner: &PartnerId) -> Result<Partner> {
+        self.partner_record(partner).map(Partner::from)
+    }
+
+    pub(crate) fn partner_record(&self, partner: &PartnerId) -> Result<PartnerRecord> {
+        self.store()
+            .partner(partner)
+            .map_err(Self::internal)?
+            .ok_or_else(|| ErrorKind::PartnerNotFound.into())
+    }
+
+    /// How many partners the store holds.
+    pub fn partner_count(&self) -> Result<u64> {
+        self.store().count_partners().map_err(Self::internal)
+    }
+
+    /// Authenticate a bearer value: a secret key of this service's environment, or (when a JWT
+    /// secret is configured) a legacy HS256 JWT whose `sub` is the partner id. Publishable
+    /// keys, other environments' keys and everything else are [`ErrorKind::Unauthorized`].
+    pub fn authenticate(&self, bearer: &str) -> Result<Authenticated> {
+        let unauthorized = || Error::new(ErrorKind::Unauthorized);
+        let env = self.config().environment;
+        if bearer.starts_with("sk_") {
+            let prefix = format!("sk_{}_", env.as_str());
+            if !bearer.starts_with(&prefix) {
+                return Err(unauthorized());
+            }
+            let partner = self
+                .store()
+                .partner_by_secret_key_hash(&secret_key_hash(bearer))
+                .map_err(Self::internal)?
+                .filter(|p| p.environment == env)
+                .ok_or_else(unauthorized)?;
+            return Ok(Authenticated {
+                partner_id: partner.id,
+                method: AuthMethod::SecretKey,
+            });
+        }
+        let Some(key) = self.jwt_key() else {
+            return Err(unauthorized());
+        };
+        if bearer.starts_with("pk_") {
+            return Err(unauthorized());
+        }
+        let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
+        validation.required_spec_claims = HashSet::from(["sub".to_owned()]);
+        validation.validate_nbf = true;
+        validation.leeway = 0;
+        let claims = jsonwebtoken::decode::<LegacyClaims>(bearer, key, &validation)
+            .map_err(|_| unauthorized())?;
+        let id = PartnerId::parse(&claims.claims.sub).map_err(|_| unauthorized())?;
+        let partner = self
+            .store()
+            .partner(&id)
+            .map_err(Self::internal)?
+            .filter(|p| p.environment == env);
+        let partner = partner.ok_or_else(unauthorized)?;
+        Ok(Authenticated {
+            partner_id: partner.id,
+            method: AuthMethod::LegacyJwt,
+        })
+    }
+
+    /// Set the confirmation-screen button text; returns the stored value.
+    pub fn set_widget_text(&self, partner: &PartnerId, text: &str) -> Result<String> {
+        validate_widget_text(text)?;
+        self.update_partner_field(partner, |p| p.widget_text = Some(text.to_owned()))?;
+        Ok(text.to_owned())
+    }
+
+    /// The confirmation-screen button text, if set.
+    pub fn widget_text(&self, partner: &PartnerId) -> Result<Option<String>> {
+        Ok(self.partner_record(partner)?.widget_text)
+    }
+
+    /// Set the confirmation-screen button URL; returns the stored value.
+    pub fn set_widget_button_url(&self, partner: &PartnerId, url: &str) -> Result<String> {
+        validate_widget_button_url(url)?;
+        self.update_partner_field(partner, |p| p.widget_button_url = Some(url.to_owned()))?;
+        Ok(url.to_owned())
+    }
+
+    /// The confirmation-screen button URL, if set.
+    pub fn widget_button_url(&self, partner: &PartnerId) -> Result<Option<String>> {
+        Ok(self.partner_record(partner)?.widget_button_url)
+    }
+
+    /// Waive (or restore) the KYC 2FA requirement for a partner: an operator action,
+    /// audit-logged, never a partner API call.
+    pub fn set_2fa_waiver(&self, operator: &str, partner: &PartnerId, waived: bool) -> Result<()> {
+        self.partner_record(partner)?;
+        let action = if waived {
+            "partner.waive_2fa"
+        } else {
+            "partner.unwaive_2fa"
+        };
+        self.audit(operator, action, partner, None)?;
+        self.update_partner_field(partner, |p| p.two_factor_waived = waived)
+    }
+
+    fn update_partner_field(
+        &self,
+        partner: &PartnerId,
+        mut change: impl FnMut(&mut PartnerRecord),
+    ) -> Result<()> {
+        let found = self
+            .store()
+            .update_partner(partner, &mut |p| {
+                change(p);
+                true
+            })
+            .map_err(Self::internal)?;
+        if found {
+            Ok(())
+        } else {
+            Err(ErrorKind::PartnerNotFound.into())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widget_text_rules() {
+        assert!(validate_widget_text("Back to shop").is_ok());
+        assert!(validate_widget_text(&"é".repeat(64)).is_ok());
+        for bad in ["", "tab\there", "nul\0", &"x".repeat(65)] {
+            assert_eq!(
+                validate_widget_text(bad).unwrap_err().kind(),
+                ErrorKind::WidgetTextInvalid
+            );
+        }
+    }
+
+    #[test]
+    fn widget_url_rules() {
+        assert!(validate_widget_button_url("https://shop.example.com/done?x=1").is_ok());
+        assert!(validate_widget_button_url("http://localhost:3000/").is_ok());
+        let long = format!("https://a.example/{}", "x".repeat(2048));
+        for bad in [
+            "",
+            "/relative",
+            "shop.example.com",
+            "ftp://example.com/",
+            "javascript:alert(1)",
+            "https://user:pw@example.com/",
+            "https://user@example.com/",
+            " https://example.com/",
+            "https://example.com/\n",
+            long.as_str(),
+        ] {
+            assert_eq!(
+                validate_widget_button_url(bad).unwrap_err().kind(),
+                ErrorKind::WidgetButtonUrlInvalid,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn bearer() {
+        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("bearer  abc "), Some("abc"));
+        assert_eq!(bearer_token("Basic abc"), None);
+        assert_eq!(bearer_token("Bearer "), None);
+        assert_eq!(bearer_token("Bearer"), None);
+    }
+}

@@ -1,0 +1,297 @@
+//! The service: a store, a master key ring, a clock and the configuration.
+
+use std::fmt;
+use std::sync::Arc;
+
+use zeroize::Zeroizing;
+
+use crate::clock::{Clock, SystemClock};
+use crate::crypto::KeyRing;
+use crate::error::{Error, ErrorKind, Result};
+use crate::ids::{ContactId, PartnerId};
+use crate::partner::Environment;
+use crate::store::{AuditEvent, Store, StoreError};
+use crate::totp;
+
+/// Default number of time steps accepted either side of now.
+pub const DEFAULT_WINDOW: u8 = 1;
+/// Default lifetime of a created, not yet enabled secret.
+pub const DEFAULT_PENDING_TTL_SECS: u64 = 600;
+/// Shortest accepted legacy JWT secret.
+pub const MIN_JWT_SECRET_BYTES: usize = 32;
+/// Longest service name (so the default issuer `<name>2FA` fits in 64 characters).
+pub const MAX_SERVICE_NAME_CHARS: usize = 61;
+
+/// Settings of a [`Service`].
+#[derive(Clone)]
+pub struct Config {
+    /// The service name; the default issuer is this followed by `2FA`. Default `Rampart`.
+    pub service_name: String,
+    /// The environment whose keys this service accepts. Default sandbox.
+    pub environment: Environment,
+    /// Steps accepted either side of now, 0..=2. Default 1.
+    pub window: u8,
+    /// Seconds a created secret may wait to be enabled. Default 600.
+    pub pending_ttl_secs: u64,
+    /// Length of new secrets in bytes, 20..=64. Default 20.
+    pub secret_bytes: usize,
+    /// Refuse attempts after repeated failures and lock at 100 (on by default). When off,
+    /// failures are still counted but never refused.
+    pub throttling: bool,
+    /// HS256 secret for legacy JWT authentication (at least 32 bytes); `None` disables JWTs.
+    pub jwt_secret: Option<Zeroizing<Vec<u8>>>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            service_name: "Rampart".to_owned(),
+            environment: Environment::Sandbox,
+            window: DEFAULT_WINDOW,
+            pending_ttl_secs: DEFAULT_PENDING_TTL_SECS,
+            secret_bytes: totp::DEFAULT_SECRET_BYTES,
+            throttling: true,
+            jwt_secret: None,
+        }
+    }
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("service_name", &self.service_name)
+            .field("environment", &self.environment)
+            .field("window", &self.window)
+            .field("pending_ttl_secs", &self.pending_ttl_secs)
+            .field("secret_bytes", &self.secret_bytes)
+            .field("throttling", &self.throttling)
+            .field(
+                "jwt_secret",
+                &self.jwt_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
+}
+
+impl Config {
+    fn validate(&self) -> Result<()> {
+        let name = &self.service_name;
+        let n = name.chars().count();
+        if n == 0
+            || n > MAX_SERVICE_NAME_CHARS
+            || name.contains(':')
+            || name.chars().any(char::is_control)
+        {
+            return Err(Error::config(
+                "service name must be 1 to 61 characters without ':' or control characters",
+            ));
+        }
+        if self.window > totp::MAX_WINDOW {
+            return Err(Error::config("window must be 0, 1 or 2"));
+        }
+        if !(totp::DEFAULT_SECRET_BYTES..=totp::MAX_SECRET_BYTES).contains(&self.secret_bytes) {
+            return Err(Error::config("secret length must be 20 to 64 bytes"));
+        }
+        if self.pending_ttl_secs == 0 {
+            return Err(Error::config(
+                "pending secret lifetime must be at least 1 second",
+            ));
+        }
+        if self
+            .jwt_secret
+            .as_ref()
+            .is_some_and(|s| s.len() < MIN_JWT_SECRET_BYTES)
+        {
+            return Err(Error::config("JWT secret must be at least 32 bytes"));
+        }
+        Ok(())
+    }
+}
+
+/// Rampart: 2FA lifecycle, partners and settings over a [`Store`].
+///
+/// Cheap to share: wrap it in an `Arc`; every method takes `&self` and is safe to call from
+/// many threads at once.
+pub struct Service {
+    store: Arc<dyn Store>,
+    keys: KeyRing,
+    clock: Arc<dyn Clock>,
+    config: Config,
+    jwt_key: Option<jsonwebtoken::DecodingKey>,
+}
+
+impl fmt::Debug for Service {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Service")
+            .field("store", &self.store)
+            .field("keys", &self.keys)
+            .field("clock", &self.clock)
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+/// Builds a [`Service`]; see [`Service::builder`].
+#[derive(Debug)]
+pub struct ServiceBuilder {
+    store: Arc<dyn Store>,
+    keys: Option<KeyRing>,
+    clock: Arc<dyn Clock>,
+    config: Config,
+}
+
+impl ServiceBuilder {
+    /// The master key ring that seals secrets at rest (required).
+    pub fn master_keys(mut self, keys: KeyRing) -> Self {
+        self.keys = Some(keys);
+        self
+    }
+
+    /// The clock (default: the system clock).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// All settings at once.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The service name (default `Rampart`).
+    pub fn service_name(mut self, name: impl Into<String>) -> Self {
+        self.config.service_name = name.into();
+        self
+    }
+
+    /// The environment (default sandbox).
+    pub fn environment(mut self, env: Environment) -> Self {
+        self.config.environment = env;
+        self
+    }
+
+    /// The verification window, 0..=2 (default 1).
+    pub fn window(mut self, window: u8) -> Self {
+        self.config.window = window;
+        self
+    }
+
+    /// Throttling and the lock (default on).
+    pub fn throttling(mut self, on: bool) -> Self {
+        self.config.throttling = on;
+        self
+    }
+
+    /// The legacy JWT secret (at least 32 bytes).
+    pub fn jwt_secret(mut self, secret: impl Into<Vec<u8>>) -> Self {
+        self.config.jwt_secret = Some(Zeroizing::new(secret.into()));
+        self
+    }
+
+    /// Check the settings and build.
+    pub fn build(self) -> Result<Service> {
+        self.config.validate()?;
+        let keys = self.keys.ok_or_else(|| {
+            Error::config(match self.config.environment {
+                Environment::Production => "production refuses to start without a master key",
+                Environment::Sandbox => "a master key is required",
+            })
+        })?;
+        let jwt_key = self
+            .config
+            .jwt_secret
+            .as_ref()
+            .map(|s| jsonwebtoken::DecodingKey::from_secret(s));
+        Ok(Service {
+            store: self.store,
+            keys,
+            clock: self.clock,
+            config: self.config,
+            jwt_key,
+        })
+    }
+}
+
+impl Service {
+    /// Start building a service over `store`.
+    pub fn builder(store: impl Store + 'static) -> ServiceBuilder {
+        Self::builder_shared(Arc::new(store))
+    }
+
+    /// Start building a service over a store shared with other code.
+    pub fn builder_shared(store: Arc<dyn Store>) -> ServiceBuilder {
+        ServiceBuilder {
+            store,
+            keys: None,
+            clock: Arc::new(SystemClock),
+            config: Config::default(),
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The store.
+    pub fn store(&self) -> &dyn Store {
+        &*self.store
+    }
+
+    /// Whether the store answers (for health checks).
+    pub fn ping(&self) -> Result<()> {
+        self.store.ping().map_err(Self::internal)
+    }
+
+    /// The audit log, oldest first.
+    pub fn audit_log(&self) -> Result<Vec<AuditEvent>> {
+        self.store.audit_log().map_err(Self::internal)
+    }
+
+    pub(crate) fn now(&self) -> u64 {
+        self.clock.now()
+    }
+
+    pub(crate) fn keys(&self) -> &KeyRing {
+        &self.keys
+    }
+
+    pub(crate) fn jwt_key(&self) -> Option<&jsonwebtoken::DecodingKey> {
+        self.jwt_key.as_ref()
+    }
+
+    pub(crate) fn internal(e: StoreError) -> Error {
+        Error::new(ErrorKind::Internal).with_cause(e)
+    }
+
+    pub(crate) fn check_operator(operator: &str) -> Result<()> {
+        if operator.trim().is_empty() || operator.chars().any(char::is_control) {
+            return Err(Error::invalid_input(
+                "operator",
+                "must name who acts, without control characters",
+            ));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn audit(
+        &self,
+        operator: &str,
+        action: &str,
+        partner: &PartnerId,
+        contact: Option<&ContactId>,
+    ) -> Result<()> {
+        Self::check_operator(operator)?;
+        let event = AuditEvent {
+            at: self.now(),
+            operator: operator.to_owned(),
+            action: action.to_owned(),
+            partner_id: *partner,
+            contact_id: contact.copied(),
+        };
+        self.store.append_audit(&event).map_err(Self::internal)?;
+        tracing::info!(target: "rampart::audit", operator, action, partner = %partner, contact = ?contact.map(ToString::to_string), "operator action");
+        Ok(())
+    }
+}

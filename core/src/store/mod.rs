@@ -1,0 +1,173 @@
+//! Storage: a small synchronous [`Store`] trait, an embedded SQLite implementation (the
+//! default) and an in-memory one.
+//!
+//! The store knows nothing of TOTP. It keeps records and offers one atomic primitive per
+//! record, [`Store::update_contact`] and [`Store::update_partner`]: read, let the caller
+//! change it, write, as one transaction. Every replay and throttle rule runs inside that
+//! primitive, so of N concurrent requests with the same code exactly one succeeds, and
+//! failure counts are exact. Every contact record is keyed by (partner id, contact id).
+
+mod memory;
+mod sqlite;
+
+use std::fmt;
+
+pub use memory::MemoryStore;
+pub use sqlite::SqliteStore;
+
+use crate::ids::{ContactId, PartnerId};
+use crate::partner::Environment;
+
+/// A storage failure. Its text is for logs; callers see the operation's own 500 message.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The backend failed (I/O, corruption, lock time-out).
+    #[error("storage backend failed: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
+    /// A uniqueness rule was broken (for example a duplicate partner id).
+    #[error("storage conflict: {0}")]
+    Conflict(&'static str),
+    /// A stored row does not decode (unknown environment, bad length).
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(&'static str),
+}
+
+/// A partner as stored. `Debug` leaves out the key hash.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PartnerRecord {
+    /// Id.
+    pub id: PartnerId,
+    /// Display name.
+    pub name: String,
+    /// The environment its keys belong to.
+    pub environment: Environment,
+    /// SHA-256 of the secret key (the key itself is never stored).
+    pub secret_key_hash: [u8; 32],
+    /// The publishable key (not a credential).
+    pub publishable_key: String,
+    /// Confirmation-screen button text.
+    pub widget_text: Option<String>,
+    /// Confirmation-screen button URL.
+    pub widget_button_url: Option<String>,
+    /// The operator waived the KYC 2FA requirement for this partner.
+    pub two_factor_waived: bool,
+    /// Unix seconds.
+    pub created_at: u64,
+}
+
+impl fmt::Debug for PartnerRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PartnerRecord")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("environment", &self.environment)
+            .field("two_factor_waived", &self.two_factor_waived)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A contact's 2FA record. Absent contacts read as `ContactRecord::default()`.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct ContactRecord {
+    /// The contact passed KYC.
+    pub kyc_passed: bool,
+    /// 2FA is enabled.
+    pub enabled: bool,
+    /// The enabled secret, sealed.
+    pub secret: Option<Vec<u8>>,
+    /// The pending (created, not yet enabled) secret, sealed.
+    pub pending: Option<Vec<u8>>,
+    /// When the pending secret was created (Unix seconds).
+    pub pending_created_at: Option<u64>,
+    /// The last accepted time step (replay protection).
+    pub last_step: Option<u64>,
+    /// Consecutive failed evaluations.
+    pub failures: u32,
+    /// When the last failure happened (Unix seconds).
+    pub last_failure_at: Option<u64>,
+}
+
+impl fmt::Debug for ContactRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ContactRecord")
+            .field("kyc_passed", &self.kyc_passed)
+            .field("enabled", &self.enabled)
+            .field("has_secret", &self.secret.is_some())
+            .field("has_pending", &self.pending.is_some())
+            .field("last_step", &self.last_step)
+            .field("failures", &self.failures)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An operator action, kept in the audit log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditEvent {
+    /// Unix seconds.
+    pub at: u64,
+    /// Who did it (an operator name given on the command line or by the caller).
+    pub operator: String,
+    /// What was done, e.g. `contact.reset_lock`.
+    pub action: String,
+    /// The partner concerned.
+    pub partner_id: PartnerId,
+    /// The contact concerned, if any.
+    pub contact_id: Option<ContactId>,
+}
+
+/// Persistent storage for partners, contacts and the audit log.
+///
+/// Implementations must make each `update_*` call atomic with respect to every other call,
+/// across threads and (for shared backends) processes.
+pub trait Store: Send + Sync + fmt::Debug {
+    /// Insert a new partner; [`StoreError::Conflict`] if the id or a key is taken.
+    fn insert_partner(&self, partner: &PartnerRecord) -> Result<(), StoreError>;
+
+    /// A partner by id.
+    fn partner(&self, id: &PartnerId) -> Result<Option<PartnerRecord>, StoreError>;
+
+    /// A partner by the SHA-256 of its secret key.
+    fn partner_by_secret_key_hash(
+        &self,
+        hash: &[u8; 32],
+    ) -> Result<Option<PartnerRecord>, StoreError>;
+
+    /// Atomically read, change and write a partner. `f` returns whether to write. Returns
+    /// `false` when there is no such partner (and `f` is not called).
+    fn update_partner(
+        &self,
+        id: &PartnerId,
+        f: &mut dyn FnMut(&mut PartnerRecord) -> bool,
+    ) -> Result<bool, StoreError>;
+
+    /// How many partners there are.
+    fn count_partners(&self) -> Result<u64, StoreError>;
+
+    /// A contact's record, if it was ever written.
+    fn contact(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+    ) -> Result<Option<ContactRecord>, StoreError>;
+
+    /// Atomically read (default when absent), change and write a contact. `f` returns whether
+    /// to write. Nothing else can read or write the record in between.
+    fn update_contact(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        f: &mut dyn FnMut(&mut ContactRecord) -> bool,
+    ) -> Result<(), StoreError>;
+
+    /// The partner's contacts that passed KYC but have not enabled 2FA, in id order.
+    fn kyc_contacts_without_2fa(&self, partner: &PartnerId) -> Result<Vec<ContactId>, StoreError>;
+
+    /// Append to the audit log.
+    fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError>;
+
+    /// The audit log, oldest first.
+    fn audit_log(&self) -> Result<Vec<AuditEvent>, StoreError>;
+
+    /// Check the store is reachable.
+    fn ping(&self) -> Result<(), StoreError>;
+}

@@ -1,0 +1,416 @@
+//! The embedded SQLite store (the default).
+//!
+//! - One file, created mode 0600 before SQLite opens it (the `-wal` and `-shm` files inherit
+//!   the database file's mode).
+//! - WAL journal, `synchronous = NORMAL`, a 5 s busy timeout, `secure_delete` so erased
+//!   ciphertexts do not linger in free pages.
+//! - Versioned migrations in `PRAGMA user_version`.
+//! - Writes go through one connection behind a mutex and run as `BEGIN IMMEDIATE`
+//!   transactions, so each update is atomic across threads and, through SQLite's own locks,
+//!   across processes. Reads use a small pool of connections that WAL lets run beside a writer.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
+
+use super::{AuditEvent, ContactRecord, PartnerRecord, Store, StoreError};
+use crate::ids::{ContactId, PartnerId};
+use crate::partner::Environment;
+
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+const MAX_IDLE_READERS: usize = 8;
+
+/// Each entry moves the schema from version `i` to `i + 1`. Never edit a shipped entry.
+const MIGRATIONS: &[&str] = &[
+    // 1: partners, contacts, audit log.
+    "CREATE TABLE partners (
+        id BLOB PRIMARY KEY NOT NULL,
+        name TEXT NOT NULL,
+        environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+        secret_key_hash BLOB NOT NULL UNIQUE,
+        publishable_key TEXT NOT NULL UNIQUE,
+        widget_text TEXT,
+        widget_button_url TEXT,
+        two_factor_waived INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE contacts (
+        partner_id BLOB NOT NULL,
+        contact_id BLOB NOT NULL,
+        kyc_passed INTEGER NOT NULL DEFAULT 0,
+        enabled INTEGER NOT NULL DEFAULT 0,
+        secret BLOB,
+        pending BLOB,
+        pending_created_at INTEGER,
+        last_step INTEGER,
+        failures INTEGER NOT NULL DEFAULT 0,
+        last_failure_at INTEGER,
+        PRIMARY KEY (partner_id, contact_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX contacts_kyc_without_2fa ON contacts (partner_id, contact_id)
+        WHERE kyc_passed = 1 AND enabled = 0;
+    CREATE TABLE audit_log (
+        id INTEGER PRIMARY KEY,
+        at INTEGER NOT NULL,
+        operator TEXT NOT NULL,
+        action TEXT NOT NULL,
+        partner_id BLOB NOT NULL,
+        contact_id BLOB
+    );",
+];
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        Self::Backend(Box::new(e))
+    }
+}
+
+/// A [`Store`] on an SQLite database file.
+#[derive(Debug)]
+pub struct SqliteStore {
+    path: PathBuf,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn to_sql_u64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn from_sql_u64(v: i64) -> rusqlite::Result<u64> {
+    u64::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(0, v))
+}
+
+fn uuid_col<T: From<uuid::Uuid>>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
+    let bytes: [u8; 16] = row.get(idx)?;
+    Ok(T::from(uuid::Uuid::from_bytes(bytes)))
+}
+
+impl SqliteStore {
+    /// Open (creating if needed, mode 0600) and migrate the database at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        crate::fsutil::touch_private(&path).map_err(|e| StoreError::Backend(Box::new(e)))?;
+        let mut writer = Self::connect(&path)?;
+        writer.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))?;
+        Self::migrate(&mut writer)?;
+        Ok(Self {
+            path,
+            writer: Mutex::new(writer),
+            readers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn connect(path: &Path) -> Result<Connection, StoreError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "secure_delete", "ON")?;
+        conn.set_prepared_statement_cache_capacity(32);
+        Ok(conn)
+    }
+
+    fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version: usize = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version > MIGRATIONS.len() {
+            return Err(StoreError::Corrupt(
+                "database schema is newer than this library",
+            ));
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", i + 1)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
+        let idle = lock(&self.readers).pop();
+        let conn = match idle {
+            Some(c) => c,
+            None => Self::connect(&self.path)?,
+        };
+        let result = f(&conn);
+        let mut pool = lock(&self.readers);
+        if pool.len() < MAX_IDLE_READERS {
+            pool.push(conn);
+        }
+        Ok(result?)
+    }
+
+    fn write<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = lock(&self.writer);
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+}
+
+const PARTNER_COLUMNS: &str = "id, name, environment, secret_key_hash, publishable_key, widget_text, \
+     widget_button_url, two_factor_waived, created_at";
+
+fn partner_from_row(row: &Row<'_>) -> rusqlite::Result<PartnerRecord> {
+    let env: String = row.get(2)?;
+    let environment = env.parse::<Environment>().map_err(|_| {
+        rusqlite::Error::FromSqlConversionFailure(
+            2,
+            rusqlite::types::Type::Text,
+            "unknown environment".into(),
+        )
+    })?;
+    Ok(PartnerRecord {
+        id: uuid_col(row, 0)?,
+        name: row.get(1)?,
+        environment,
+        secret_key_hash: row.get(3)?,
+        publishable_key: row.get(4)?,
+        widget_text: row.get(5)?,
+        widget_button_url: row.get(6)?,
+        two_factor_waived: row.get(7)?,
+        created_at: from_sql_u64(row.get(8)?)?,
+    })
+}
+
+const CONTACT_COLUMNS: &str = "kyc_passed, enabled, secret, pending, pending_created_at, last_step, failures, last_failure_at";
+
+fn contact_from_row(row: &Row<'_>) -> rusqlite::Result<ContactRecord> {
+    let opt_u64 = |i: usize| -> rusqlite::Result<Option<u64>> {
+        row.get::<_, Option<i64>>(i)?.map(from_sql_u64).transpose()
+    };
+    Ok(ContactRecord {
+        kyc_passed: row.get(0)?,
+        enabled: row.get(1)?,
+        secret: row.get(2)?,
+        pending: row.get(3)?,
+        pending_created_at: opt_u64(4)?,
+        last_step: opt_u64(5)?,
+        failures: row.get(6)?,
+        last_failure_at: opt_u64(7)?,
+    })
+}
+
+fn select_contact(
+    conn: &Connection,
+    partner: &PartnerId,
+    contact: &ContactId,
+) -> rusqlite::Result<Option<ContactRecord>> {
+    conn.prepare_cached(&format!(
+        "SELECT {CONTACT_COLUMNS} FROM contacts WHERE partner_id = ?1 AND contact_id = ?2"
+    ))?
+    .query_row(
+        params![partner.as_bytes(), contact.as_bytes()],
+        contact_from_row,
+    )
+    .optional()
+}
+
+fn is_unique_violation(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+        || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
+}
+
+fn write_partner(
+    tx: &rusqlite::Transaction<'_>,
+    p: &PartnerRecord,
+    insert: bool,
+) -> Result<(), StoreError> {
+    let sql = if insert {
+        format!(
+            "INSERT INTO partners ({PARTNER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+        )
+    } else {
+        "UPDATE partners SET name = ?2, environment = ?3, secret_key_hash = ?4, publishable_key = ?5, \
+         widget_text = ?6, widget_button_url = ?7, two_factor_waived = ?8, created_at = ?9 WHERE id = ?1"
+            .to_owned()
+    };
+    tx.prepare_cached(&sql)?
+        .execute(params![
+            p.id.as_bytes(),
+            p.name,
+            p.environment.as_str(),
+            p.secret_key_hash,
+            p.publishable_key,
+            p.widget_text,
+            p.widget_button_url,
+            p.two_factor_waived,
+            to_sql_u64(p.created_at),
+        ])
+        .map_err(|e| {
+            if is_unique_violation(&e) {
+                StoreError::Conflict("partner id or key already exists")
+            } else {
+                e.into()
+            }
+        })?;
+    Ok(())
+}
+
+impl Store for SqliteStore {
+    fn insert_partner(&self, partner: &PartnerRecord) -> Result<(), StoreError> {
+        self.write(|tx| write_partner(tx, partner, true))
+    }
+
+    fn partner(&self, id: &PartnerId) -> Result<Option<PartnerRecord>, StoreError> {
+        self.read(|c| {
+            c.prepare_cached(&format!(
+                "SELECT {PARTNER_COLUMNS} FROM partners WHERE id = ?1"
+            ))?
+            .query_row([id.as_bytes()], partner_from_row)
+            .optional()
+        })
+    }
+
+    fn partner_by_secret_key_hash(
+        &self,
+        hash: &[u8; 32],
+    ) -> Result<Option<PartnerRecord>, StoreError> {
+        self.read(|c| {
+            c.prepare_cached(&format!(
+                "SELECT {PARTNER_COLUMNS} FROM partners WHERE secret_key_hash = ?1"
+            ))?
+            .query_row([hash], partner_from_row)
+            .optional()
+        })
+    }
+
+    fn update_partner(
+        &self,
+        id: &PartnerId,
+        f: &mut dyn FnMut(&mut PartnerRecord) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            let current = tx
+                .prepare_cached(&format!(
+                    "SELECT {PARTNER_COLUMNS} FROM partners WHERE id = ?1"
+                ))?
+                .query_row([id.as_bytes()], partner_from_row)
+                .optional()?;
+            let Some(mut record) = current else {
+                return Ok(false);
+            };
+            if f(&mut record) {
+                write_partner(tx, &record, false)?;
+            }
+            Ok(true)
+        })
+    }
+
+    fn count_partners(&self) -> Result<u64, StoreError> {
+        self.read(|c| {
+            c.query_row("SELECT COUNT(*) FROM partners", [], |r| r.get::<_, i64>(0))
+                .and_then(from_sql_u64)
+        })
+    }
+
+    fn contact(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+    ) -> Result<Option<ContactRecord>, StoreError> {
+        self.read(|c| select_contact(c, partner, contact))
+    }
+
+    fn update_contact(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        f: &mut dyn FnMut(&mut ContactRecord) -> bool,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let mut record = select_contact(tx, partner, contact)?.unwrap_or_default();
+            if f(&mut record) {
+                tx.prepare_cached(&format!(
+                    "INSERT INTO contacts (partner_id, contact_id, {CONTACT_COLUMNS})
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                     ON CONFLICT (partner_id, contact_id) DO UPDATE SET
+                        kyc_passed = excluded.kyc_passed, enabled = excluded.enabled,
+                        secret = excluded.secret, pending = excluded.pending,
+                        pending_created_at = excluded.pending_created_at,
+                        last_step = excluded.last_step, failures = excluded.failures,
+                        last_failure_at = excluded.last_failure_at"
+                ))?
+                .execute(params![
+                    partner.as_bytes(),
+                    contact.as_bytes(),
+                    record.kyc_passed,
+                    record.enabled,
+                    record.secret,
+                    record.pending,
+                    record.pending_created_at.map(to_sql_u64),
+                    record.last_step.map(to_sql_u64),
+                    record.failures,
+                    record.last_failure_at.map(to_sql_u64),
+                ])?;
+            }
+            Ok(())
+        })
+    }
+
+    fn kyc_contacts_without_2fa(&self, partner: &PartnerId) -> Result<Vec<ContactId>, StoreError> {
+        self.read(|c| {
+            c.prepare_cached(
+                "SELECT contact_id FROM contacts WHERE partner_id = ?1 AND kyc_passed = 1 AND enabled = 0 \
+                 ORDER BY contact_id",
+            )?
+            .query_map([partner.as_bytes()], |r| uuid_col(r, 0))?
+            .collect()
+        })
+    }
+
+    fn append_audit(&self, e: &AuditEvent) -> Result<(), StoreError> {
+        self.write(|tx| {
+            tx.prepare_cached(
+                "INSERT INTO audit_log (at, operator, action, partner_id, contact_id) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![
+                to_sql_u64(e.at),
+                e.operator,
+                e.action,
+                e.partner_id.as_bytes(),
+                e.contact_id.as_ref().map(ContactId::as_bytes),
+            ])?;
+            Ok(())
+        })
+    }
+
+    fn audit_log(&self) -> Result<Vec<AuditEvent>, StoreError> {
+        self.read(|c| {
+            c.prepare_cached(
+                "SELECT at, operator, action, partner_id, contact_id FROM audit_log ORDER BY id",
+            )?
+            .query_map([], |r| {
+                let contact: Option<[u8; 16]> = r.get(4)?;
+                Ok(AuditEvent {
+                    at: from_sql_u64(r.get(0)?)?,
+                    operator: r.get(1)?,
+                    action: r.get(2)?,
+                    partner_id: uuid_col(r, 3)?,
+                    contact_id: contact.map(|b| ContactId::from_uuid(uuid::Uuid::from_bytes(b))),
+                })
+            })?
+            .collect()
+        })
+    }
+
+    fn ping(&self) -> Result<(), StoreError> {
+        self.read(|c| c.query_row("SELECT 1", [], |_| Ok(())))
+    }
+}
