@@ -1,0 +1,242 @@
+//! Test fixtures shared by the core's integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rampart_core::store::{AuditEvent, ContactRecord, PartnerRecord};
+use rampart_core::totp::{self, Secret};
+use rampart_core::{
+    Config, ContactId, Environment, KeyRing, ManualClock, MemoryStore, PartnerId, Service,
+    SqliteStore, Store, StoreError,
+};
+
+/// A time on a step boundary.
+pub const T0: u64 = 56_666_666 * 30;
+
+/// Which store a suite runs on.
+#[derive(Clone, Copy, Debug)]
+pub enum Backend {
+    Memory,
+    Sqlite,
+}
+
+/// A store plus whatever must outlive it (the temporary directory of a SQLite file).
+pub struct TestStore {
+    pub store: Arc<dyn Store>,
+    pub dir: Option<tempfile::TempDir>,
+    pub path: Option<PathBuf>,
+}
+
+impl Backend {
+    pub fn open(self) -> TestStore {
+        match self {
+            Backend::Memory => TestStore {
+                store: Arc::new(MemoryStore::new()),
+                dir: None,
+                path: None,
+            },
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().unwrap();
+                let path = dir.path().join("rampart.db");
+                let store = Arc::new(SqliteStore::open(&path).unwrap());
+                TestStore {
+                    store,
+                    dir: Some(dir),
+                    path: Some(path),
+                }
+            }
+        }
+    }
+}
+
+pub struct Fixture {
+    pub service: Service,
+    pub clock: Arc<ManualClock>,
+    pub partner: PartnerId,
+    pub store: TestStore,
+}
+
+impl Fixture {
+    pub fn new(backend: Backend) -> Self {
+        Self::with_config(backend, Config::default())
+    }
+
+    pub fn with_config(backend: Backend, config: Config) -> Self {
+        Self::on_store(backend.open(), config)
+    }
+
+    pub fn on_store(store: TestStore, config: Config) -> Self {
+        let clock = Arc::new(ManualClock::new(T0));
+        let service = Service::builder_shared(store.store.clone())
+            .master_keys(KeyRing::new(1, &[42; 32]))
+            .config(config)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        let partner = service
+            .create_partner("Acme", Environment::Sandbox)
+            .unwrap()
+            .partner_id;
+        Self {
+            service,
+            clock,
+            partner,
+            store,
+        }
+    }
+
+    pub fn now(&self) -> u64 {
+        rampart_core::Clock::now(&*self.clock)
+    }
+
+    /// The code of `secret` at now + `steps` * 30 s.
+    pub fn code(&self, secret: &Secret, steps: i64) -> String {
+        totp::code_at(secret, self.now().checked_add_signed(steps * 30).unwrap())
+    }
+
+    /// A code that is none of the window's codes.
+    pub fn wrong_code(&self, secret: &Secret) -> String {
+        let window: Vec<String> = (-2..=2).map(|s| self.code(secret, s)).collect();
+        (0..1_000_000)
+            .map(|v| format!("{v:06}"))
+            .find(|c| !window.contains(c))
+            .unwrap()
+    }
+
+    /// Create, returning the secret as the user's app would hold it.
+    pub fn create(&self, contact: &ContactId) -> Secret {
+        let setup = self
+            .service
+            .create_2fa(&self.partner, contact, None)
+            .unwrap();
+        Secret::from_base32(&setup.manual).unwrap()
+    }
+
+    /// Create and enable, then move to the next step so a fresh code is usable.
+    pub fn enabled(&self, contact: &ContactId) -> Secret {
+        let secret = self.create(contact);
+        self.service
+            .enable_2fa(&self.partner, contact, self.code(&secret, 0).as_str())
+            .unwrap();
+        self.clock.advance(30);
+        secret
+    }
+
+    pub fn record(&self, contact: &ContactId) -> ContactRecord {
+        self.service
+            .store()
+            .contact(&self.partner, contact)
+            .unwrap()
+            .unwrap_or_default()
+    }
+}
+
+pub fn contact() -> ContactId {
+    ContactId::from_uuid(uuid::Uuid::new_v4())
+}
+
+/// Read a file of `tests/vectors/`.
+pub fn vectors(name: &str) -> serde_json::Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/vectors")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// A store that fails on demand, to check every operation fails closed.
+#[derive(Debug, Default)]
+pub struct FailingStore {
+    pub inner: MemoryStore,
+    pub fail_reads: AtomicBool,
+    pub fail_writes: AtomicBool,
+}
+
+impl FailingStore {
+    fn check(&self, flag: &AtomicBool) -> Result<(), StoreError> {
+        if flag.load(Ordering::SeqCst) {
+            Err(StoreError::Backend("disk I/O error (injected)".into()))
+        } else {
+            Ok(())
+        }
+    }
+    fn r(&self) -> Result<(), StoreError> {
+        self.check(&self.fail_reads)
+    }
+    fn w(&self) -> Result<(), StoreError> {
+        self.check(&self.fail_writes)
+    }
+}
+
+impl Store for FailingStore {
+    fn insert_partner(&self, p: &PartnerRecord) -> Result<(), StoreError> {
+        self.w()?;
+        self.inner.insert_partner(p)
+    }
+    fn partner(&self, id: &PartnerId) -> Result<Option<PartnerRecord>, StoreError> {
+        self.r()?;
+        self.inner.partner(id)
+    }
+    fn partner_by_secret_key_hash(
+        &self,
+        h: &[u8; 32],
+    ) -> Result<Option<PartnerRecord>, StoreError> {
+        self.r()?;
+        self.inner.partner_by_secret_key_hash(h)
+    }
+    fn update_partner(
+        &self,
+        id: &PartnerId,
+        f: &mut dyn FnMut(&mut PartnerRecord) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.r()?;
+        self.w()?;
+        self.inner.update_partner(id, f)
+    }
+    fn count_partners(&self) -> Result<u64, StoreError> {
+        self.r()?;
+        self.inner.count_partners()
+    }
+    fn contact(&self, p: &PartnerId, c: &ContactId) -> Result<Option<ContactRecord>, StoreError> {
+        self.r()?;
+        self.inner.contact(p, c)
+    }
+    fn update_contact(
+        &self,
+        p: &PartnerId,
+        c: &ContactId,
+        f: &mut dyn FnMut(&mut ContactRecord) -> bool,
+    ) -> Result<(), StoreError> {
+        self.r()?;
+        // A write failure happens at commit: the closure runs, its change is lost.
+        let mut wrote = false;
+        let fail = self.fail_writes.load(Ordering::SeqCst);
+        self.inner.update_contact(p, c, &mut |rec| {
+            let mut copy = rec.clone();
+            wrote = f(&mut copy);
+            if wrote && !fail {
+                *rec = copy;
+                true
+            } else {
+                false
+            }
+        })?;
+        if wrote { self.w() } else { Ok(()) }
+    }
+    fn kyc_contacts_without_2fa(&self, p: &PartnerId) -> Result<Vec<ContactId>, StoreError> {
+        self.r()?;
+        self.inner.kyc_contacts_without_2fa(p)
+    }
+    fn append_audit(&self, e: &AuditEvent) -> Result<(), StoreError> {
+        self.w()?;
+        self.inner.append_audit(e)
+    }
+    fn audit_log(&self) -> Result<Vec<AuditEvent>, StoreError> {
+        self.r()?;
+        self.inner.audit_log()
+    }
+    fn ping(&self) -> Result<(), StoreError> {
+        self.r()
+    }
+}

@@ -1,0 +1,131 @@
+//! Races on a SQLite file: check and update are one transaction.
+
+mod common;
+
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+use common::{Backend, Fixture, contact};
+use rampart_core::{Config, ErrorKind, Verification};
+
+/// Run `n` threads released together; collect their results.
+fn together<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let barrier = Barrier::new(n);
+    thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let (f, barrier) = (&f, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    f(i)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[test]
+fn fifty_threads_one_code_exactly_one_success_200_rounds() {
+    let f = Fixture::new(Backend::Sqlite);
+    let c = contact();
+    let s = f.enabled(&c);
+    for round in 0..200 {
+        let code = f.code(&s, 0);
+        let results = together(50, |_| {
+            f.service.verify_2fa(&f.partner, &c, code.as_str()).unwrap()
+        });
+        let accepted = results.iter().filter(|v| v.is_accepted()).count();
+        assert_eq!(accepted, 1, "round {round}");
+        assert_eq!(f.record(&c).failures, 0, "replays do not count");
+        f.clock.advance(30);
+    }
+}
+
+#[test]
+fn concurrent_enables_exactly_one_success() {
+    let f = Fixture::new(Backend::Sqlite);
+    for _ in 0..20 {
+        let c = contact();
+        let s = f.create(&c);
+        let code = f.code(&s, 0);
+        let results = together(32, |_| f.service.enable_2fa(&f.partner, &c, code.as_str()));
+        assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1);
+        for e in results.iter().filter_map(|r| r.as_ref().err()) {
+            assert!(matches!(e.kind(), ErrorKind::AlreadyEnabled), "{e:?}");
+        }
+    }
+}
+
+#[test]
+fn twenty_wrong_codes_without_throttling_count_exactly_twenty() {
+    let f = Fixture::with_config(
+        Backend::Sqlite,
+        Config {
+            throttling: false,
+            ..Config::default()
+        },
+    );
+    let c = contact();
+    let s = f.enabled(&c);
+    let wrong = f.wrong_code(&s);
+    let results = together(20, |_| {
+        f.service
+            .verify_2fa(&f.partner, &c, wrong.as_str())
+            .unwrap()
+    });
+    assert!(results.iter().all(|v| *v == Verification::Rejected));
+    assert_eq!(f.record(&c).failures, 20);
+}
+
+#[test]
+fn twenty_wrong_codes_with_throttling_evaluate_exactly_five() {
+    let f = Fixture::new(Backend::Sqlite);
+    let c = contact();
+    let s = f.enabled(&c);
+    let wrong = f.wrong_code(&s);
+    let results = together(20, |_| f.service.verify_2fa(&f.partner, &c, wrong.as_str()));
+    let evaluated = results
+        .iter()
+        .filter(|r| matches!(r, Ok(Verification::Rejected)))
+        .count();
+    let refused = results
+        .iter()
+        .filter(|r| matches!(r, Err(e) if e.kind() == ErrorKind::Throttled))
+        .count();
+    assert_eq!((evaluated, refused), (5, 15));
+    assert_eq!(f.record(&c).failures, 5);
+}
+
+#[test]
+fn two_processes_worth_of_handles_share_one_file() {
+    // Two independent stores (as two processes would open) on the same file: the replay and
+    // throttle state is in the file, so it holds across them.
+    let f = Fixture::new(Backend::Sqlite);
+    let path = f.store.path.clone().unwrap();
+    let other = rampart_core::Service::builder(rampart_core::SqliteStore::open(&path).unwrap())
+        .master_keys(rampart_core::KeyRing::new(1, &[42; 32]))
+        .clock(f.clock.clone())
+        .build()
+        .unwrap();
+    let other = Arc::new(other);
+    let c = contact();
+    let s = f.enabled(&c);
+    let code = f.code(&s, 0);
+    assert!(
+        f.service
+            .verify_2fa(&f.partner, &c, code.as_str())
+            .unwrap()
+            .is_accepted()
+    );
+    assert_eq!(
+        other.verify_2fa(&f.partner, &c, code.as_str()).unwrap(),
+        Verification::Rejected
+    );
+    let results = together(16, |i| {
+        let svc = if i % 2 == 0 { &f.service } else { &*other };
+        svc.verify_2fa(&f.partner, &c, f.code(&s, 1).as_str())
+            .unwrap()
+    });
+    assert_eq!(results.iter().filter(|v| v.is_accepted()).count(), 1);
+}
