@@ -18,9 +18,7 @@ pub struct SystemClock;
 impl Clock for SystemClock {
     fn now(&self) -> u64 {
         // A clock before 1970 is a broken host; treat it as the epoch rather than panic.
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
     }
 }
 

@@ -61,10 +61,7 @@ pub struct OpenError(&'static str);
 impl KeyRing {
     /// A ring with one key.
     pub fn new(key_id: u32, key: &[u8; 32]) -> Self {
-        let mut ring = Self {
-            current: key_id,
-            ciphers: BTreeMap::new(),
-        };
+        let mut ring = Self { current: key_id, ciphers: BTreeMap::new() };
         ring.add(key_id, key);
         ring
     }
@@ -92,20 +89,13 @@ impl KeyRing {
     pub fn from_key_file_text(text: &str) -> Result<Self> {
         let bad = || Error::config("master key file must hold lines of ID:HEX with 64 hex digits");
         let mut ring: Option<Self> = None;
-        for line in text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        {
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
             let (id, hex) = match line.split_once(':') {
                 Some((id, hex)) => (id.trim().parse::<u32>().map_err(|_| bad())?, hex.trim()),
                 None => (1, line),
             };
-            let mut bytes = Zeroizing::new(
-                data_encoding::HEXLOWER_PERMISSIVE
-                    .decode(hex.as_bytes())
-                    .map_err(|_| bad())?,
-            );
+            let mut bytes =
+                Zeroizing::new(data_encoding::HEXLOWER_PERMISSIVE.decode(hex.as_bytes()).map_err(|_| bad())?);
             let key: &[u8; 32] = bytes.as_slice().try_into().map_err(|_| bad())?;
             match ring.as_mut() {
                 Some(r) => r.add(id, key),
@@ -118,9 +108,10 @@ impl KeyRing {
 
     /// Read a key file (see [`KeyRing::from_key_file_text`]).
     pub fn load(path: &Path) -> Result<Self> {
-        let text = Zeroizing::new(std::fs::read_to_string(path).map_err(|e| {
-            Error::config(format!("cannot read master key file {}", path.display())).with_cause(e)
-        })?);
+        let text = Zeroizing::new(
+            std::fs::read_to_string(path)
+                .map_err(|e| Error::config(format!("cannot read master key file {}", path.display())).with_cause(e))?,
+        );
         Self::from_key_file_text(&text)
     }
 
@@ -131,13 +122,9 @@ impl KeyRing {
         }
         let mut key = Zeroizing::new([0u8; 32]);
         fill_random(key.as_mut())?;
-        let text = Zeroizing::new(format!(
-            "1:{}\n",
-            data_encoding::HEXLOWER.encode(key.as_ref())
-        ));
-        crate::fsutil::write_private(path, text.as_bytes()).map_err(|e| {
-            Error::config(format!("cannot create master key file {}", path.display())).with_cause(e)
-        })?;
+        let text = Zeroizing::new(format!("1:{}\n", data_encoding::HEXLOWER.encode(key.as_ref())));
+        crate::fsutil::write_private(path, text.as_bytes())
+            .map_err(|e| Error::config(format!("cannot create master key file {}", path.display())).with_cause(e))?;
         Ok(Self::new(1, &key))
     }
 
@@ -152,29 +139,14 @@ impl KeyRing {
     }
 
     /// Encrypt `plaintext` for this partner, contact and field under the current key.
-    pub fn seal(
-        &self,
-        partner: &PartnerId,
-        contact: &ContactId,
-        field: Field,
-        plaintext: &[u8],
-    ) -> Result<Vec<u8>> {
+    pub fn seal(&self, partner: &PartnerId, contact: &ContactId, field: Field, plaintext: &[u8]) -> Result<Vec<u8>> {
         let internal = |what: &'static str| Error::new(ErrorKind::Internal).with_cause(what);
-        let cipher = self
-            .ciphers
-            .get(&self.current)
-            .ok_or_else(|| internal("no current key"))?;
+        let cipher = self.ciphers.get(&self.current).ok_or_else(|| internal("no current key"))?;
         let mut nonce = [0u8; NONCE_LEN];
         fill_random(&mut nonce)?;
         let aad = Self::aad(partner, contact, field, self.current);
         let ct = cipher
-            .encrypt(
-                Nonce::from_slice(&nonce),
-                Payload {
-                    msg: plaintext,
-                    aad: &aad,
-                },
-            )
+            .encrypt(Nonce::from_slice(&nonce), Payload { msg: plaintext, aad: &aad })
             .map_err(|_| internal("encryption failed"))?;
         let mut out = Vec::with_capacity(HEADER_LEN + ct.len());
         out.push(VERSION);
@@ -196,20 +168,11 @@ impl KeyRing {
             return Err(OpenError("unknown format"));
         }
         let key_id = u32::from_be_bytes([sealed[1], sealed[2], sealed[3], sealed[4]]);
-        let cipher = self
-            .ciphers
-            .get(&key_id)
-            .ok_or(OpenError("unknown key id"))?;
+        let cipher = self.ciphers.get(&key_id).ok_or(OpenError("unknown key id"))?;
         let aad = Self::aad(partner, contact, field, key_id);
         let nonce = Nonce::from_slice(&sealed[5..HEADER_LEN]);
         cipher
-            .decrypt(
-                nonce,
-                Payload {
-                    msg: &sealed[HEADER_LEN..],
-                    aad: &aad,
-                },
-            )
+            .decrypt(nonce, Payload { msg: &sealed[HEADER_LEN..], aad: &aad })
             .map(Zeroizing::new)
             .map_err(|_| OpenError("authentication failed"))
     }
@@ -231,55 +194,30 @@ mod tests {
     #[test]
     fn seal_open_and_bindings() {
         let ring = KeyRing::generate().unwrap();
-        let (p, c) = (
-            PartnerId::random(),
-            ContactId::from_uuid(uuid::Uuid::new_v4()),
-        );
+        let (p, c) = (PartnerId::random(), ContactId::from_uuid(uuid::Uuid::new_v4()));
         let other = ContactId::from_uuid(uuid::Uuid::new_v4());
-        let sealed = ring
-            .seal(&p, &c, Field::Secret, b"twenty bytes secret!")
-            .unwrap();
-        assert_eq!(
-            &ring.open(&p, &c, Field::Secret, &sealed).unwrap()[..],
-            b"twenty bytes secret!"
-        );
+        let sealed = ring.seal(&p, &c, Field::Secret, b"twenty bytes secret!").unwrap();
+        assert_eq!(&ring.open(&p, &c, Field::Secret, &sealed).unwrap()[..], b"twenty bytes secret!");
         assert!(ring.open(&p, &other, Field::Secret, &sealed).is_err());
         assert!(ring.open(&p, &c, Field::Pending, &sealed).is_err());
-        assert!(
-            ring.open(&PartnerId::random(), &c, Field::Secret, &sealed)
-                .is_err()
-        );
+        assert!(ring.open(&PartnerId::random(), &c, Field::Secret, &sealed).is_err());
         let mut tampered = sealed.clone();
         *tampered.last_mut().unwrap() ^= 1;
         assert!(ring.open(&p, &c, Field::Secret, &tampered).is_err());
         // Fresh nonce per write.
-        assert_ne!(
-            sealed,
-            ring.seal(&p, &c, Field::Secret, b"twenty bytes secret!")
-                .unwrap()
-        );
+        assert_ne!(sealed, ring.seal(&p, &c, Field::Secret, b"twenty bytes secret!").unwrap());
         assert!(!format!("{ring:?}").contains("cipher"));
     }
 
     #[test]
     fn rotation() {
         let old = KeyRing::new(1, &[7; 32]);
-        let (p, c) = (
-            PartnerId::random(),
-            ContactId::from_uuid(uuid::Uuid::new_v4()),
-        );
+        let (p, c) = (PartnerId::random(), ContactId::from_uuid(uuid::Uuid::new_v4()));
         let sealed = old.seal(&p, &c, Field::Secret, b"x").unwrap();
-        let ring = KeyRing::from_key_file_text(&format!(
-            "# keys\n1:{}\n2:{}\n",
-            "07".repeat(32),
-            "09".repeat(32)
-        ))
-        .unwrap();
+        let ring =
+            KeyRing::from_key_file_text(&format!("# keys\n1:{}\n2:{}\n", "07".repeat(32), "09".repeat(32))).unwrap();
         assert_eq!(ring.current_key_id(), 2);
-        assert_eq!(
-            &ring.open(&p, &c, Field::Secret, &sealed).unwrap()[..],
-            b"x"
-        );
+        assert_eq!(&ring.open(&p, &c, Field::Secret, &sealed).unwrap()[..], b"x");
         let resealed = ring.seal(&p, &c, Field::Secret, b"x").unwrap();
         assert_eq!(u32::from_be_bytes(resealed[1..5].try_into().unwrap()), 2);
         assert!(old.open(&p, &c, Field::Secret, &resealed).is_err());

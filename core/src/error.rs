@@ -167,12 +167,8 @@ impl ErrorKind {
             Self::InvalidInput => "Invalid input",
             Self::ContactIdRequired => "contactId is required",
             Self::ContactIdInvalid => "contactId must be a UUID",
-            Self::IssuerInvalid => {
-                "twoFactorIssuer must be 1 to 64 characters without ':' or control characters"
-            }
-            Self::WidgetTextInvalid => {
-                "widgetText must be 1 to 64 characters without control characters"
-            }
+            Self::IssuerInvalid => "twoFactorIssuer must be 1 to 64 characters without ':' or control characters",
+            Self::WidgetTextInvalid => "widgetText must be 1 to 64 characters without control characters",
             Self::WidgetButtonUrlInvalid => {
                 "widgetButtonURL must be an absolute http(s) URL without credentials, at most 2048 characters"
             }
@@ -224,12 +220,7 @@ pub struct Error {
 impl Error {
     /// An error of this kind with its fixed message.
     pub fn new(kind: ErrorKind) -> Self {
-        Self {
-            kind,
-            detail: None,
-            retry_after: None,
-            cause: None,
-        }
+        Self { kind, detail: None, retry_after: None, cause: None }
     }
 
     /// A 400 naming the field and the rule it breaks, for example
@@ -240,9 +231,8 @@ impl Error {
 
     /// A 429 telling the caller to wait `seconds` (whole seconds, rounded up).
     pub fn throttled(seconds: u64) -> Self {
-        let mut e = Self::new(ErrorKind::Throttled).with_detail(format!(
-            "Too many failed 2FA attempts, try again in {seconds} seconds"
-        ));
+        let mut e = Self::new(ErrorKind::Throttled)
+            .with_detail(format!("Too many failed 2FA attempts, try again in {seconds} seconds"));
         e.retry_after = Some(seconds);
         e
     }
@@ -291,12 +281,7 @@ impl Error {
     /// The same error re-labelled as another kind, keeping the cause (used to turn a store
     /// failure into the operation's own 500).
     pub(crate) fn relabel(self, kind: ErrorKind) -> Self {
-        Self {
-            kind,
-            detail: None,
-            retry_after: None,
-            cause: self.cause,
-        }
+        Self { kind, detail: None, retry_after: None, cause: self.cause }
     }
 }
 
@@ -309,9 +294,7 @@ impl From<ErrorKind> for Error {
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Error");
-        d.field("kind", &self.kind)
-            .field("code", &self.code())
-            .field("message", &self.message());
+        d.field("kind", &self.kind).field("code", &self.code()).field("message", &self.message());
         if let Some(s) = self.retry_after {
             d.field("retry_after", &s);
         }
@@ -330,9 +313,7 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.cause
-            .as_deref()
-            .map(|c| c as &(dyn std::error::Error + 'static))
+        self.cause.as_deref().map(|c| c as &(dyn std::error::Error + 'static))
     }
 }
 
@@ -364,10 +345,7 @@ mod tests {
     #[test]
     fn throttled_message_carries_seconds() {
         let e = Error::throttled(60);
-        assert_eq!(
-            e.message(),
-            "Too many failed 2FA attempts, try again in 60 seconds"
-        );
+        assert_eq!(e.message(), "Too many failed 2FA attempts, try again in 60 seconds");
         assert_eq!(e.code(), 429);
         assert_eq!(e.retry_after(), Some(60));
     }

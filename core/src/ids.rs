@@ -24,11 +24,7 @@ fn parse_hyphenated(s: &str) -> Option<Uuid> {
             8 | 13 | 18 | 23 => *c == b'-',
             _ => c.is_ascii_hexdigit(),
         });
-    if hyphens_right {
-        Uuid::try_parse(s).ok()
-    } else {
-        None
-    }
+    if hyphens_right { Uuid::try_parse(s).ok() } else { None }
 }
 
 macro_rules! uuid_id {
@@ -83,10 +79,7 @@ macro_rules! uuid_id {
     };
 }
 
-uuid_id!(
-    PartnerId,
-    Error::invalid_input("partnerId", "must be a UUID")
-);
+uuid_id!(PartnerId, Error::invalid_input("partnerId", "must be a UUID"));
 uuid_id!(ContactId, Error::new(ErrorKind::ContactIdInvalid));
 
 impl PartnerId {
@@ -126,19 +119,9 @@ mod tests {
             " 6f1c2a4e-93b1-4c55-8f1e-0b9b6a0d2c11",
             "6f1c2a4e-93b1-4c55-8f1e\u{2010}0b9b6a0d2c11",
         ] {
-            assert_eq!(
-                ContactId::parse(bad).unwrap_err().kind(),
-                ErrorKind::ContactIdInvalid,
-                "{bad}"
-            );
+            assert_eq!(ContactId::parse(bad).unwrap_err().kind(), ErrorKind::ContactIdInvalid, "{bad}");
         }
-        assert_eq!(
-            ContactId::parse_field(None).unwrap_err().kind(),
-            ErrorKind::ContactIdRequired
-        );
-        assert_eq!(
-            ContactId::parse_field(Some("")).unwrap_err().kind(),
-            ErrorKind::ContactIdRequired
-        );
+        assert_eq!(ContactId::parse_field(None).unwrap_err().kind(), ErrorKind::ContactIdRequired);
+        assert_eq!(ContactId::parse_field(Some("")).unwrap_err().kind(), ErrorKind::ContactIdRequired);
     }
 }

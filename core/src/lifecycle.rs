@@ -26,11 +26,7 @@ pub const MSG_VALID: &str = "2FA token is valid.";
 
 /// The status message: `2FA is true.` or `2FA is false.`
 pub const fn status_message(enabled: bool) -> &'static str {
-    if enabled {
-        "2FA is true."
-    } else {
-        "2FA is false."
-    }
+    if enabled { "2FA is true." } else { "2FA is false." }
 }
 
 /// Consecutive failures from which attempts are throttled.
@@ -44,10 +40,7 @@ pub const MAX_DELAY_SECS: u64 = 3600;
 /// `min(30 * 2^(k-5), 3600)` for k >= 5, else none.
 pub fn throttle_delay(failures: u32) -> Option<u64> {
     let over = failures.checked_sub(THROTTLE_AFTER)?;
-    let delay = 1u64
-        .checked_shl(over)
-        .and_then(|p| p.checked_mul(30))
-        .unwrap_or(u64::MAX);
+    let delay = 1u64.checked_shl(over).and_then(|p| p.checked_mul(30)).unwrap_or(u64::MAX);
     Some(delay.min(MAX_DELAY_SECS))
 }
 
@@ -123,12 +116,7 @@ impl Service {
 
     /// Create a new pending secret for a contact, labelled with the contact id.
     /// See [`Service::create_2fa_with_label`].
-    pub fn create_2fa(
-        &self,
-        partner: &PartnerId,
-        contact: &ContactId,
-        issuer: Option<&str>,
-    ) -> Result<TwoFactorSetup> {
+    pub fn create_2fa(&self, partner: &PartnerId, contact: &ContactId, issuer: Option<&str>) -> Result<TwoFactorSetup> {
         self.create_2fa_with_label(partner, contact, issuer, &contact.to_string())
     }
 
@@ -145,11 +133,7 @@ impl Service {
         let issuer = self.issuer(issuer)?;
         let fail = |e: Error| e.relabel(ErrorKind::CreateFailed);
         let secret = Secret::generate(self.config().secret_bytes).map_err(fail)?;
-        let mut sealed = Some(
-            self.keys()
-                .seal(partner, contact, Field::Pending, secret.as_bytes())
-                .map_err(fail)?,
-        );
+        let mut sealed = Some(self.keys().seal(partner, contact, Field::Pending, secret.as_bytes()).map_err(fail)?);
         let enrolment = totp::enrol(secret, &issuer, label).map_err(|e| {
             if e.kind() == ErrorKind::InvalidInput {
                 Error::invalid_input("label", "is too long for a QR code")
@@ -173,31 +157,17 @@ impl Service {
         if enabled {
             return Err(ErrorKind::MustDisableFirst.into());
         }
-        Ok(TwoFactorSetup {
-            qr_code: enrolment.qr_code,
-            manual: enrolment.manual,
-            uri: enrolment.uri,
-        })
+        Ok(TwoFactorSetup { qr_code: enrolment.qr_code, manual: enrolment.manual, uri: enrolment.uri })
     }
 
     /// Confirm the pending secret with a code from it: 2FA becomes enabled and the code's time
     /// step is used up (so it cannot then disable).
-    pub fn enable_2fa(
-        &self,
-        partner: &PartnerId,
-        contact: &ContactId,
-        token: impl Into<Token>,
-    ) -> Result<()> {
+    pub fn enable_2fa(&self, partner: &PartnerId, contact: &ContactId, token: impl Into<Token>) -> Result<()> {
         self.lifecycle_attempt(partner, contact, Operation::Enable, token.into())
     }
 
     /// Turn 2FA off with a valid code; the secret is erased.
-    pub fn disable_2fa(
-        &self,
-        partner: &PartnerId,
-        contact: &ContactId,
-        token: impl Into<Token>,
-    ) -> Result<()> {
+    pub fn disable_2fa(&self, partner: &PartnerId, contact: &ContactId, token: impl Into<Token>) -> Result<()> {
         self.lifecycle_attempt(partner, contact, Operation::Disable, token.into())
     }
 
@@ -215,33 +185,19 @@ impl Service {
 
     /// Whether 2FA is enabled for the contact (unknown contacts: false).
     pub fn status_2fa(&self, partner: &PartnerId, contact: &ContactId) -> Result<bool> {
-        let rec = self
-            .store()
-            .contact(partner, contact)
-            .map_err(|e| Error::new(ErrorKind::StatusFailed).with_cause(e))?;
+        let rec =
+            self.store().contact(partner, contact).map_err(|e| Error::new(ErrorKind::StatusFailed).with_cause(e))?;
         Ok(rec.is_some_and(|r| r.enabled))
     }
 
-    fn lifecycle_attempt(
-        &self,
-        partner: &PartnerId,
-        contact: &ContactId,
-        op: Operation,
-        token: Token,
-    ) -> Result<()> {
+    fn lifecycle_attempt(&self, partner: &PartnerId, contact: &ContactId, op: Operation, token: Token) -> Result<()> {
         match self.attempt(partner, contact, op, token)? {
             Verification::Accepted => Ok(()),
             Verification::Rejected => Err(ErrorKind::TokenFailed.into()),
         }
     }
 
-    fn attempt(
-        &self,
-        partner: &PartnerId,
-        contact: &ContactId,
-        op: Operation,
-        token: Token,
-    ) -> Result<Verification> {
+    fn attempt(&self, partner: &PartnerId, contact: &ContactId, op: Operation, token: Token) -> Result<Verification> {
         let now = self.now();
         let mut outcome = Err(Error::new(op.failure()));
         self.store()
@@ -256,9 +212,7 @@ impl Service {
 
     fn pending_is_live(&self, rec: &ContactRecord, now: u64) -> bool {
         rec.pending.is_some()
-            && rec
-                .pending_created_at
-                .is_some_and(|t| now < t.saturating_add(self.config().pending_ttl_secs))
+            && rec.pending_created_at.is_some_and(|t| now < t.saturating_add(self.config().pending_ttl_secs))
     }
 
     fn refusal(&self, rec: &ContactRecord, now: u64) -> Option<Error> {
@@ -268,9 +222,7 @@ impl Service {
         if rec.failures >= LOCK_AFTER {
             return Some(ErrorKind::Locked.into());
         }
-        let until = rec
-            .last_failure_at?
-            .saturating_add(throttle_delay(rec.failures)?);
+        let until = rec.last_failure_at?.saturating_add(throttle_delay(rec.failures)?);
         (now < until).then(|| Error::throttled(until - now))
     }
 
@@ -308,13 +260,9 @@ impl Service {
             Operation::Enable => (Field::Pending, rec.pending.as_deref()),
             Operation::Disable | Operation::Verify => (Field::Secret, rec.secret.as_deref()),
         };
-        let opened = sealed
-            .ok_or_else(|| Error::new(op.failure()).with_cause("secret is missing"))
-            .and_then(|s| {
-                self.keys()
-                    .open(partner, contact, field, s)
-                    .map_err(|e| Error::new(op.failure()).with_cause(e))
-            });
+        let opened = sealed.ok_or_else(|| Error::new(op.failure()).with_cause("secret is missing")).and_then(|s| {
+            self.keys().open(partner, contact, field, s).map_err(|e| Error::new(op.failure()).with_cause(e))
+        });
         let secret = match opened {
             Ok(s) => s,
             Err(e) => return (Err(e), false),
@@ -325,22 +273,18 @@ impl Service {
                 (Ok(Verification::Rejected), true)
             }
             // A replay: refused, but not counted, so a double submit cannot throttle its user.
-            Some(step) if rec.last_step.is_some_and(|last| step <= last) => {
-                (Ok(Verification::Rejected), false)
-            }
+            Some(step) if rec.last_step.is_some_and(|last| step <= last) => (Ok(Verification::Rejected), false),
             Some(step) => {
                 match op {
-                    Operation::Enable => {
-                        match self.keys().seal(partner, contact, Field::Secret, &secret) {
-                            Ok(sealed) => {
-                                rec.enabled = true;
-                                rec.secret = Some(sealed);
-                                rec.pending = None;
-                                rec.pending_created_at = None;
-                            }
-                            Err(e) => return (Err(e.relabel(op.failure())), false),
+                    Operation::Enable => match self.keys().seal(partner, contact, Field::Secret, &secret) {
+                        Ok(sealed) => {
+                            rec.enabled = true;
+                            rec.secret = Some(sealed);
+                            rec.pending = None;
+                            rec.pending_created_at = None;
                         }
-                    }
+                        Err(e) => return (Err(e.relabel(op.failure())), false),
+                    },
                     Operation::Disable => {
                         rec.enabled = false;
                         rec.secret = None;
@@ -358,19 +302,9 @@ impl Service {
     }
 
     /// Mark (or unmark) a contact as KYC-passed; audit-logged.
-    pub fn set_kyc_passed(
-        &self,
-        operator: &str,
-        partner: &PartnerId,
-        contact: &ContactId,
-        passed: bool,
-    ) -> Result<()> {
+    pub fn set_kyc_passed(&self, operator: &str, partner: &PartnerId, contact: &ContactId, passed: bool) -> Result<()> {
         self.partner_record(partner)?;
-        let action = if passed {
-            "contact.mark_kyc"
-        } else {
-            "contact.unmark_kyc"
-        };
+        let action = if passed { "contact.mark_kyc" } else { "contact.unmark_kyc" };
         self.audit(operator, action, partner, Some(contact))?;
         self.store()
             .update_contact(partner, contact, &mut |rec| {
@@ -383,12 +317,7 @@ impl Service {
 
     /// Clear a contact's failure count, lifting a lock or a throttle: an operator action,
     /// audit-logged, never a partner call.
-    pub fn reset_lock(
-        &self,
-        operator: &str,
-        partner: &PartnerId,
-        contact: &ContactId,
-    ) -> Result<()> {
+    pub fn reset_lock(&self, operator: &str, partner: &PartnerId, contact: &ContactId) -> Result<()> {
         self.partner_record(partner)?;
         self.audit(operator, "contact.reset_lock", partner, Some(contact))?;
         self.store()
@@ -404,11 +333,7 @@ impl Service {
     /// (2FA required, 2FA enabled) for a contact.
     fn kyc_rule(&self, partner: &PartnerId, contact: &ContactId) -> Result<(bool, bool)> {
         let waived = self.partner_record(partner)?.two_factor_waived;
-        let rec = self
-            .store()
-            .contact(partner, contact)
-            .map_err(Self::internal)?
-            .unwrap_or_default();
+        let rec = self.store().contact(partner, contact).map_err(Self::internal)?.unwrap_or_default();
         Ok((rec.kyc_passed && !waived, rec.enabled))
     }
 
@@ -428,9 +353,7 @@ impl Service {
         if self.partner_record(partner)?.two_factor_waived {
             return Ok(Vec::new());
         }
-        self.store()
-            .kyc_contacts_without_2fa(partner)
-            .map_err(Self::internal)
+        self.store().kyc_contacts_without_2fa(partner).map_err(Self::internal)
     }
 }
 

@@ -47,10 +47,7 @@ impl FromStr for Environment {
         match s {
             "sandbox" => Ok(Self::Sandbox),
             "production" => Ok(Self::Production),
-            _ => Err(Error::invalid_input(
-                "environment",
-                "must be sandbox or production",
-            )),
+            _ => Err(Error::invalid_input("environment", "must be sandbox or production")),
         }
     }
 }
@@ -157,11 +154,7 @@ pub fn bearer_token(header: &str) -> Option<&str> {
 fn new_key(prefix: &str, env: Environment) -> Result<String> {
     let mut random = [0u8; KEY_RANDOM_BYTES];
     crate::crypto::fill_random(&mut random)?;
-    let key = format!(
-        "{prefix}_{}_{}",
-        env.as_str(),
-        bs58::encode(&random).into_string()
-    );
+    let key = format!("{prefix}_{}_{}", env.as_str(), bs58::encode(&random).into_string());
     random.zeroize();
     Ok(key)
 }
@@ -169,12 +162,8 @@ fn new_key(prefix: &str, env: Environment) -> Result<String> {
 fn new_keys(id: PartnerId, env: Environment) -> Result<(PartnerCredentials, [u8; 32])> {
     let secret_key = SecretKey(new_key("sk", env)?);
     let hash = secret_key_hash(secret_key.expose());
-    let creds = PartnerCredentials {
-        partner_id: id,
-        secret_key,
-        publishable_key: new_key("pk", env)?,
-        environment: env,
-    };
+    let creds =
+        PartnerCredentials { partner_id: id, secret_key, publishable_key: new_key("pk", env)?, environment: env };
     Ok((creds, hash))
 }
 
@@ -191,9 +180,7 @@ pub fn validate_widget_text(text: &str) -> Result<()> {
 /// characters, no white space or control characters (which URL parsers would silently drop).
 pub fn validate_widget_button_url(text: &str) -> Result<()> {
     let bad = || Error::new(ErrorKind::WidgetButtonUrlInvalid);
-    if text.chars().count() > MAX_WIDGET_URL_CHARS
-        || text.chars().any(|c| c.is_control() || c.is_whitespace())
-    {
+    if text.chars().count() > MAX_WIDGET_URL_CHARS || text.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return Err(bad());
     }
     let url = url::Url::parse(text).map_err(|_| bad())?;
@@ -211,17 +198,10 @@ struct LegacyClaims {
 
 impl Service {
     /// Create a partner in an environment and hand out its keys.
-    pub fn create_partner(
-        &self,
-        name: &str,
-        environment: Environment,
-    ) -> Result<PartnerCredentials> {
+    pub fn create_partner(&self, name: &str, environment: Environment) -> Result<PartnerCredentials> {
         let n = name.trim().chars().count();
         if n == 0 || n > MAX_PARTNER_NAME_CHARS || name.chars().any(char::is_control) {
-            return Err(Error::invalid_input(
-                "name",
-                "must be 1 to 200 characters without control characters",
-            ));
+            return Err(Error::invalid_input("name", "must be 1 to 200 characters without control characters"));
         }
         let id = PartnerId::random();
         let (creds, hash) = new_keys(id, environment)?;
@@ -236,9 +216,7 @@ impl Service {
             two_factor_waived: false,
             created_at: self.now(),
         };
-        self.store()
-            .insert_partner(&record)
-            .map_err(Self::internal)?;
+        self.store().insert_partner(&record).map_err(Self::internal)?;
         Ok(creds)
     }
 
@@ -275,10 +253,7 @@ impl Service {
     }
 
     pub(crate) fn partner_record(&self, partner: &PartnerId) -> Result<PartnerRecord> {
-        self.store()
-            .partner(partner)
-            .map_err(Self::internal)?
-            .ok_or_else(|| ErrorKind::PartnerNotFound.into())
+        self.store().partner(partner).map_err(Self::internal)?.ok_or_else(|| ErrorKind::PartnerNotFound.into())
     }
 
     /// How many partners the store holds.
@@ -303,10 +278,7 @@ impl Service {
                 .map_err(Self::internal)?
                 .filter(|p| p.environment == env)
                 .ok_or_else(unauthorized)?;
-            return Ok(Authenticated {
-                partner_id: partner.id,
-                method: AuthMethod::SecretKey,
-            });
+            return Ok(Authenticated { partner_id: partner.id, method: AuthMethod::SecretKey });
         }
         let Some(key) = self.jwt_key() else {
             return Err(unauthorized());
@@ -318,19 +290,11 @@ impl Service {
         validation.required_spec_claims = HashSet::from(["sub".to_owned()]);
         validation.validate_nbf = true;
         validation.leeway = 0;
-        let claims = jsonwebtoken::decode::<LegacyClaims>(bearer, key, &validation)
-            .map_err(|_| unauthorized())?;
+        let claims = jsonwebtoken::decode::<LegacyClaims>(bearer, key, &validation).map_err(|_| unauthorized())?;
         let id = PartnerId::parse(&claims.claims.sub).map_err(|_| unauthorized())?;
-        let partner = self
-            .store()
-            .partner(&id)
-            .map_err(Self::internal)?
-            .filter(|p| p.environment == env);
+        let partner = self.store().partner(&id).map_err(Self::internal)?.filter(|p| p.environment == env);
         let partner = partner.ok_or_else(unauthorized)?;
-        Ok(Authenticated {
-            partner_id: partner.id,
-            method: AuthMethod::LegacyJwt,
-        })
+        Ok(Authenticated { partner_id: partner.id, method: AuthMethod::LegacyJwt })
     }
 
     /// Set the confirmation-screen button text; returns the stored value.
@@ -361,20 +325,12 @@ impl Service {
     /// audit-logged, never a partner API call.
     pub fn set_2fa_waiver(&self, operator: &str, partner: &PartnerId, waived: bool) -> Result<()> {
         self.partner_record(partner)?;
-        let action = if waived {
-            "partner.waive_2fa"
-        } else {
-            "partner.unwaive_2fa"
-        };
+        let action = if waived { "partner.waive_2fa" } else { "partner.unwaive_2fa" };
         self.audit(operator, action, partner, None)?;
         self.update_partner_field(partner, |p| p.two_factor_waived = waived)
     }
 
-    fn update_partner_field(
-        &self,
-        partner: &PartnerId,
-        mut change: impl FnMut(&mut PartnerRecord),
-    ) -> Result<()> {
+    fn update_partner_field(&self, partner: &PartnerId, mut change: impl FnMut(&mut PartnerRecord)) -> Result<()> {
         let found = self
             .store()
             .update_partner(partner, &mut |p| {
@@ -382,11 +338,7 @@ impl Service {
                 true
             })
             .map_err(Self::internal)?;
-        if found {
-            Ok(())
-        } else {
-            Err(ErrorKind::PartnerNotFound.into())
-        }
+        if found { Ok(()) } else { Err(ErrorKind::PartnerNotFound.into()) }
     }
 }
 
@@ -399,10 +351,7 @@ mod tests {
         assert!(validate_widget_text("Back to shop").is_ok());
         assert!(validate_widget_text(&"é".repeat(64)).is_ok());
         for bad in ["", "tab\there", "nul\0", &"x".repeat(65)] {
-            assert_eq!(
-                validate_widget_text(bad).unwrap_err().kind(),
-                ErrorKind::WidgetTextInvalid
-            );
+            assert_eq!(validate_widget_text(bad).unwrap_err().kind(), ErrorKind::WidgetTextInvalid);
         }
     }
 
@@ -423,11 +372,7 @@ mod tests {
             "https://example.com/\n",
             long.as_str(),
         ] {
-            assert_eq!(
-                validate_widget_button_url(bad).unwrap_err().kind(),
-                ErrorKind::WidgetButtonUrlInvalid,
-                "{bad}"
-            );
+            assert_eq!(validate_widget_button_url(bad).unwrap_err().kind(), ErrorKind::WidgetButtonUrlInvalid, "{bad}");
         }
     }
 

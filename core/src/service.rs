@@ -65,10 +65,7 @@ impl fmt::Debug for Config {
             .field("pending_ttl_secs", &self.pending_ttl_secs)
             .field("secret_bytes", &self.secret_bytes)
             .field("throttling", &self.throttling)
-            .field(
-                "jwt_secret",
-                &self.jwt_secret.as_ref().map(|_| "<redacted>"),
-            )
+            .field("jwt_secret", &self.jwt_secret.as_ref().map(|_| "<redacted>"))
             .finish()
     }
 }
@@ -77,14 +74,8 @@ impl Config {
     fn validate(&self) -> Result<()> {
         let name = &self.service_name;
         let n = name.chars().count();
-        if n == 0
-            || n > MAX_SERVICE_NAME_CHARS
-            || name.contains(':')
-            || name.chars().any(char::is_control)
-        {
-            return Err(Error::config(
-                "service name must be 1 to 61 characters without ':' or control characters",
-            ));
+        if n == 0 || n > MAX_SERVICE_NAME_CHARS || name.contains(':') || name.chars().any(char::is_control) {
+            return Err(Error::config("service name must be 1 to 61 characters without ':' or control characters"));
         }
         if self.window > totp::MAX_WINDOW {
             return Err(Error::config("window must be 0, 1 or 2"));
@@ -93,15 +84,9 @@ impl Config {
             return Err(Error::config("secret length must be 20 to 64 bytes"));
         }
         if self.pending_ttl_secs == 0 {
-            return Err(Error::config(
-                "pending secret lifetime must be at least 1 second",
-            ));
+            return Err(Error::config("pending secret lifetime must be at least 1 second"));
         }
-        if self
-            .jwt_secret
-            .as_ref()
-            .is_some_and(|s| s.len() < MIN_JWT_SECRET_BYTES)
-        {
+        if self.jwt_secret.as_ref().is_some_and(|s| s.len() < MIN_JWT_SECRET_BYTES) {
             return Err(Error::config("JWT secret must be at least 32 bytes"));
         }
         Ok(())
@@ -198,18 +183,8 @@ impl ServiceBuilder {
                 Environment::Sandbox => "a master key is required",
             })
         })?;
-        let jwt_key = self
-            .config
-            .jwt_secret
-            .as_ref()
-            .map(|s| jsonwebtoken::DecodingKey::from_secret(s));
-        Ok(Service {
-            store: self.store,
-            keys,
-            clock: self.clock,
-            config: self.config,
-            jwt_key,
-        })
+        let jwt_key = self.config.jwt_secret.as_ref().map(|s| jsonwebtoken::DecodingKey::from_secret(s));
+        Ok(Service { store: self.store, keys, clock: self.clock, config: self.config, jwt_key })
     }
 }
 
@@ -221,12 +196,7 @@ impl Service {
 
     /// Start building a service over a store shared with other code.
     pub fn builder_shared(store: Arc<dyn Store>) -> ServiceBuilder {
-        ServiceBuilder {
-            store,
-            keys: None,
-            clock: Arc::new(SystemClock),
-            config: Config::default(),
-        }
+        ServiceBuilder { store, keys: None, clock: Arc::new(SystemClock), config: Config::default() }
     }
 
     /// The settings.
@@ -267,10 +237,7 @@ impl Service {
 
     pub(crate) fn check_operator(operator: &str) -> Result<()> {
         if operator.trim().is_empty() || operator.chars().any(char::is_control) {
-            return Err(Error::invalid_input(
-                "operator",
-                "must name who acts, without control characters",
-            ));
+            return Err(Error::invalid_input("operator", "must name who acts, without control characters"));
         }
         Ok(())
     }

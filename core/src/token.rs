@@ -63,18 +63,13 @@ impl Token {
         if !digits.iter().all(u8::is_ascii_digit) {
             return Self::Malformed;
         }
-        let v = digits
-            .iter()
-            .fold(0u32, |acc, d| acc * 10 + u32::from(d - b'0'));
+        let v = digits.iter().fold(0u32, |acc, d| acc * 10 + u32::from(d - b'0'));
         Self::Code(Code(v))
     }
 
     /// Classify an integer token: 0..=999999 is a code (zero-padded), anything else malformed.
     pub fn from_integer(v: i128) -> Self {
-        u32::try_from(v)
-            .ok()
-            .and_then(Code::from_value)
-            .map_or(Self::Malformed, Self::Code)
+        u32::try_from(v).ok().and_then(Code::from_value).map_or(Self::Malformed, Self::Code)
     }
 
     /// Classify a JSON body field (`None` when the field is absent).

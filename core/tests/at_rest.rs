@@ -9,12 +9,7 @@ fn files_bytes(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .map(|p| {
-            (
-                p.file_name().unwrap().to_string_lossy().into_owned(),
-                std::fs::read(&p).unwrap(),
-            )
-        })
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
         .collect()
 }
 
@@ -25,18 +20,11 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 #[test]
 fn database_files_hold_no_secret_and_no_secret_key() {
     let f = Fixture::new(Backend::Sqlite);
-    let creds = f
-        .service
-        .create_partner("Second", rampart_core::Environment::Sandbox)
-        .unwrap();
+    let creds = f.service.create_partner("Second", rampart_core::Environment::Sandbox).unwrap();
     let mut secrets: Vec<Secret> = Vec::new();
     for i in 0..20 {
         let c = contact();
-        let s = if i % 2 == 0 {
-            f.enabled(&c)
-        } else {
-            f.create(&c)
-        };
+        let s = if i % 2 == 0 { f.enabled(&c) } else { f.create(&c) };
         secrets.push(s);
     }
     let dir = f.store.dir.as_ref().unwrap().path().to_path_buf();
@@ -54,23 +42,14 @@ fn database_files_hold_no_secret_and_no_secret_key() {
         let hex_upper = hex_lower.to_uppercase();
         let b32_lower = b32.to_lowercase();
         for (name, bytes) in &snapshots {
-            for n in needles
-                .iter()
-                .chain([&hex_upper.as_bytes(), &b32_lower.as_bytes()])
-            {
+            for n in needles.iter().chain([&hex_upper.as_bytes(), &b32_lower.as_bytes()]) {
                 assert!(!contains(bytes, n), "a secret is readable in {name}");
             }
         }
     }
     for (name, bytes) in &snapshots {
-        assert!(
-            !contains(bytes, creds.secret_key.expose().as_bytes()),
-            "a secret key is readable in {name}"
-        );
-        assert!(
-            !contains(bytes, b"sk_sandbox_"),
-            "a secret key prefix is readable in {name}"
-        );
+        assert!(!contains(bytes, creds.secret_key.expose().as_bytes()), "a secret key is readable in {name}");
+        assert!(!contains(bytes, b"sk_sandbox_"), "a secret key prefix is readable in {name}");
     }
     #[cfg(unix)]
     {
@@ -91,21 +70,11 @@ fn key_file_is_private_and_reloads() {
     let ring = rampart_core::KeyRing::load_or_generate(&path).unwrap();
     let again = rampart_core::KeyRing::load_or_generate(&path).unwrap();
     let (p, c) = (rampart_core::PartnerId::random(), contact());
-    let sealed = ring
-        .seal(&p, &c, rampart_core::crypto::Field::Secret, b"x")
-        .unwrap();
-    assert_eq!(
-        &again
-            .open(&p, &c, rampart_core::crypto::Field::Secret, &sealed)
-            .unwrap()[..],
-        b"x"
-    );
+    let sealed = ring.seal(&p, &c, rampart_core::crypto::Field::Secret, b"x").unwrap();
+    assert_eq!(&again.open(&p, &c, rampart_core::crypto::Field::Secret, &sealed).unwrap()[..], b"x");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(
-            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
     }
 }

@@ -32,9 +32,7 @@ fn fifty_threads_one_code_exactly_one_success_200_rounds() {
     let s = f.enabled(&c);
     for round in 0..200 {
         let code = f.code(&s, 0);
-        let results = together(50, |_| {
-            f.service.verify_2fa(&f.partner, &c, code.as_str()).unwrap()
-        });
+        let results = together(50, |_| f.service.verify_2fa(&f.partner, &c, code.as_str()).unwrap());
         let accepted = results.iter().filter(|v| v.is_accepted()).count();
         assert_eq!(accepted, 1, "round {round}");
         assert_eq!(f.record(&c).failures, 0, "replays do not count");
@@ -59,21 +57,11 @@ fn concurrent_enables_exactly_one_success() {
 
 #[test]
 fn twenty_wrong_codes_without_throttling_count_exactly_twenty() {
-    let f = Fixture::with_config(
-        Backend::Sqlite,
-        Config {
-            throttling: false,
-            ..Config::default()
-        },
-    );
+    let f = Fixture::with_config(Backend::Sqlite, Config { throttling: false, ..Config::default() });
     let c = contact();
     let s = f.enabled(&c);
     let wrong = f.wrong_code(&s);
-    let results = together(20, |_| {
-        f.service
-            .verify_2fa(&f.partner, &c, wrong.as_str())
-            .unwrap()
-    });
+    let results = together(20, |_| f.service.verify_2fa(&f.partner, &c, wrong.as_str()).unwrap());
     assert!(results.iter().all(|v| *v == Verification::Rejected));
     assert_eq!(f.record(&c).failures, 20);
 }
@@ -85,14 +73,8 @@ fn twenty_wrong_codes_with_throttling_evaluate_exactly_five() {
     let s = f.enabled(&c);
     let wrong = f.wrong_code(&s);
     let results = together(20, |_| f.service.verify_2fa(&f.partner, &c, wrong.as_str()));
-    let evaluated = results
-        .iter()
-        .filter(|r| matches!(r, Ok(Verification::Rejected)))
-        .count();
-    let refused = results
-        .iter()
-        .filter(|r| matches!(r, Err(e) if e.kind() == ErrorKind::Throttled))
-        .count();
+    let evaluated = results.iter().filter(|r| matches!(r, Ok(Verification::Rejected))).count();
+    let refused = results.iter().filter(|r| matches!(r, Err(e) if e.kind() == ErrorKind::Throttled)).count();
     assert_eq!((evaluated, refused), (5, 15));
     assert_eq!(f.record(&c).failures, 5);
 }
@@ -112,20 +94,11 @@ fn two_processes_worth_of_handles_share_one_file() {
     let c = contact();
     let s = f.enabled(&c);
     let code = f.code(&s, 0);
-    assert!(
-        f.service
-            .verify_2fa(&f.partner, &c, code.as_str())
-            .unwrap()
-            .is_accepted()
-    );
-    assert_eq!(
-        other.verify_2fa(&f.partner, &c, code.as_str()).unwrap(),
-        Verification::Rejected
-    );
+    assert!(f.service.verify_2fa(&f.partner, &c, code.as_str()).unwrap().is_accepted());
+    assert_eq!(other.verify_2fa(&f.partner, &c, code.as_str()).unwrap(), Verification::Rejected);
     let results = together(16, |i| {
         let svc = if i % 2 == 0 { &f.service } else { &*other };
-        svc.verify_2fa(&f.partner, &c, f.code(&s, 1).as_str())
-            .unwrap()
+        svc.verify_2fa(&f.partner, &c, f.code(&s, 1).as_str()).unwrap()
     });
     assert_eq!(results.iter().filter(|v| v.is_accepted()).count(), 1);
 }

@@ -6,9 +6,7 @@ mod common;
 use common::{Backend, Fixture, contact};
 use rampart_core::lifecycle::{self, MSG_DISABLED};
 use rampart_core::store::{AuditEvent, ContactRecord, PartnerRecord};
-use rampart_core::{
-    Config, ContactId, Environment, Error, ErrorKind, PartnerId, Token, Verification,
-};
+use rampart_core::{Config, ContactId, Environment, Error, ErrorKind, PartnerId, Token, Verification};
 
 fn assert_err<T: std::fmt::Debug>(r: Result<T, Error>, kind: ErrorKind, code: u16, message: &str) {
     let e = r.expect_err("expected an error");
@@ -16,12 +14,7 @@ fn assert_err<T: std::fmt::Debug>(r: Result<T, Error>, kind: ErrorKind, code: u1
 }
 
 fn missing(r: Result<impl std::fmt::Debug, Error>) {
-    assert_err(
-        r,
-        ErrorKind::TokenMissing,
-        401,
-        "Google 2FA requires the token to be passed in",
-    );
+    assert_err(r, ErrorKind::TokenMissing, 401, "Google 2FA requires the token to be passed in");
 }
 
 fn failed(r: Result<impl std::fmt::Debug, Error>) {
@@ -87,28 +80,12 @@ fn store_partners(b: Backend) {
     let p = partner_record(1);
     s.insert_partner(&p).unwrap();
     assert_eq!(s.partner(&p.id).unwrap(), Some(p.clone()));
-    assert_eq!(
-        s.partner_by_secret_key_hash(&[1; 32]).unwrap(),
-        Some(p.clone())
-    );
+    assert_eq!(s.partner_by_secret_key_hash(&[1; 32]).unwrap(), Some(p.clone()));
     assert_eq!(s.partner_by_secret_key_hash(&[2; 32]).unwrap(), None);
-    assert!(matches!(
-        s.insert_partner(&p),
-        Err(rampart_core::StoreError::Conflict(_))
-    ));
-    let same_key = PartnerRecord {
-        id: PartnerId::random(),
-        publishable_key: "other".into(),
-        ..p.clone()
-    };
-    assert!(matches!(
-        s.insert_partner(&same_key),
-        Err(rampart_core::StoreError::Conflict(_))
-    ));
-    assert!(
-        !s.update_partner(&PartnerId::random(), &mut |_| unreachable!())
-            .unwrap()
-    );
+    assert!(matches!(s.insert_partner(&p), Err(rampart_core::StoreError::Conflict(_))));
+    let same_key = PartnerRecord { id: PartnerId::random(), publishable_key: "other".into(), ..p.clone() };
+    assert!(matches!(s.insert_partner(&same_key), Err(rampart_core::StoreError::Conflict(_))));
+    assert!(!s.update_partner(&PartnerId::random(), &mut |_| unreachable!()).unwrap());
     assert!(
         s.update_partner(&p.id, &mut |r| {
             r.widget_text = Some("Done".into());
@@ -123,10 +100,7 @@ fn store_partners(b: Backend) {
         })
         .unwrap()
     );
-    assert_eq!(
-        s.partner(&p.id).unwrap().unwrap().widget_text.as_deref(),
-        Some("Done")
-    );
+    assert_eq!(s.partner(&p.id).unwrap().unwrap().widget_text.as_deref(), Some("Done"));
     s.insert_partner(&partner_record(2)).unwrap();
     assert_eq!(s.count_partners().unwrap(), 2);
     s.ping().unwrap();
@@ -143,11 +117,7 @@ fn store_contacts(b: Backend) {
         false
     })
     .unwrap();
-    assert_eq!(
-        s.contact(&p, &c).unwrap(),
-        None,
-        "a false return writes nothing"
-    );
+    assert_eq!(s.contact(&p, &c).unwrap(), None, "a false return writes nothing");
     let full = ContactRecord {
         kyc_passed: true,
         enabled: true,
@@ -197,20 +167,8 @@ fn store_kyc_list_and_audit(b: Backend) {
     assert_eq!(s.kyc_contacts_without_2fa(&p).unwrap(), want);
     ids.sort();
     assert_eq!(s.kyc_contacts_without_2fa(&q).unwrap(), ids);
-    let e1 = AuditEvent {
-        at: 1,
-        operator: "ops".into(),
-        action: "a".into(),
-        partner_id: p,
-        contact_id: None,
-    };
-    let e2 = AuditEvent {
-        at: 2,
-        operator: "ops".into(),
-        action: "b".into(),
-        partner_id: q,
-        contact_id: Some(ids[0]),
-    };
+    let e1 = AuditEvent { at: 1, operator: "ops".into(), action: "a".into(), partner_id: p, contact_id: None };
+    let e2 = AuditEvent { at: 2, operator: "ops".into(), action: "b".into(), partner_id: q, contact_id: Some(ids[0]) };
     s.append_audit(&e1).unwrap();
     s.append_audit(&e2).unwrap();
     assert_eq!(s.audit_log().unwrap(), vec![e1, e2]);
@@ -221,17 +179,8 @@ fn create_when_disabled(b: Backend) {
     let c = contact();
     let setup = f.service.create_2fa(&f.partner, &c, None).unwrap();
     assert_eq!(setup.manual.len(), 32);
-    assert!(
-        setup
-            .manual
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || (b'2'..=b'7').contains(&b))
-    );
-    assert!(
-        setup
-            .qr_code
-            .starts_with("data:image/png;base64,iVBORw0KGgo")
-    );
+    assert!(setup.manual.bytes().all(|b| b.is_ascii_uppercase() || (b'2'..=b'7').contains(&b)));
+    assert!(setup.qr_code.starts_with("data:image/png;base64,iVBORw0KGgo"));
     assert_eq!(
         setup.uri,
         format!(
@@ -251,13 +200,8 @@ fn create_replaces_pending(b: Backend) {
     let c = contact();
     let first = f.create(&c);
     let second = f.create(&c);
-    failed(
-        f.service
-            .enable_2fa(&f.partner, &c, f.code(&first, 0).as_str()),
-    );
-    f.service
-        .enable_2fa(&f.partner, &c, f.code(&second, 0).as_str())
-        .unwrap();
+    failed(f.service.enable_2fa(&f.partner, &c, f.code(&first, 0).as_str()));
+    f.service.enable_2fa(&f.partner, &c, f.code(&second, 0).as_str()).unwrap();
 }
 
 fn create_when_enabled_is_403(b: Backend) {
@@ -276,32 +220,19 @@ fn create_when_enabled_is_403(b: Backend) {
 fn create_issuer_rules(b: Backend) {
     let f = Fixture::new(b);
     let c = contact();
-    let s = f
-        .service
-        .create_2fa(&f.partner, &c, Some("Acme Wallet"))
-        .unwrap();
+    let s = f.service.create_2fa(&f.partner, &c, Some("Acme Wallet")).unwrap();
     assert!(s.uri.starts_with("otpauth://totp/Acme%20Wallet:"));
     assert!(s.uri.contains("&issuer=Acme%20Wallet&"));
     let s = f.service.create_2fa(&f.partner, &c, Some("")).unwrap();
     assert!(s.uri.starts_with("otpauth://totp/Rampart2FA:"));
-    assert!(
-        f.service
-            .create_2fa(&f.partner, &c, Some(&"é".repeat(64)))
-            .is_ok()
-    );
+    assert!(f.service.create_2fa(&f.partner, &c, Some(&"é".repeat(64))).is_ok());
     for bad in ["a:b", "tab\t", "nul\0", &"x".repeat(65)] {
         let e = f.service.create_2fa(&f.partner, &c, Some(bad)).unwrap_err();
         assert_eq!((e.kind(), e.code()), (ErrorKind::IssuerInvalid, 400));
         assert!(e.message().starts_with("twoFactorIssuer "));
     }
-    let s = f
-        .service
-        .create_2fa_with_label(&f.partner, &c, None, "alice@example.com")
-        .unwrap();
-    assert!(
-        s.uri
-            .starts_with("otpauth://totp/Rampart2FA:alice%40example.com?")
-    );
+    let s = f.service.create_2fa_with_label(&f.partner, &c, None, "alice@example.com").unwrap();
+    assert!(s.uri.starts_with("otpauth://totp/Rampart2FA:alice%40example.com?"));
 }
 
 fn enable_token_missing(b: Backend) {
@@ -332,10 +263,7 @@ fn enable_wrong_token(b: Backend) {
     let f = Fixture::new(b);
     let c = contact();
     let s = f.create(&c);
-    failed(
-        f.service
-            .enable_2fa(&f.partner, &c, f.wrong_code(&s).as_str()),
-    );
+    failed(f.service.enable_2fa(&f.partner, &c, f.wrong_code(&s).as_str()));
     failed(f.service.enable_2fa(&f.partner, &c, "12345"));
     assert_eq!(f.record(&c).failures, 2);
     assert!(!f.service.status_2fa(&f.partner, &c).unwrap());
@@ -345,9 +273,7 @@ fn enable_success(b: Backend) {
     let f = Fixture::new(b);
     let c = contact();
     let s = f.create(&c);
-    f.service
-        .enable_2fa(&f.partner, &c, f.code(&s, 1).as_str())
-        .unwrap();
+    f.service.enable_2fa(&f.partner, &c, f.code(&s, 1).as_str()).unwrap();
     assert!(f.service.status_2fa(&f.partner, &c).unwrap());
     let rec = f.record(&c);
     assert!(rec.enabled && rec.secret.is_some() && rec.pending.is_none());
@@ -383,10 +309,7 @@ fn disable_wrong_token(b: Backend) {
     let f = Fixture::new(b);
     let c = contact();
     let s = f.enabled(&c);
-    failed(
-        f.service
-            .disable_2fa(&f.partner, &c, f.wrong_code(&s).as_str()),
-    );
+    failed(f.service.disable_2fa(&f.partner, &c, f.wrong_code(&s).as_str()));
     assert!(f.service.status_2fa(&f.partner, &c).unwrap());
     assert_eq!(f.record(&c).failures, 1);
 }
@@ -395,9 +318,7 @@ fn disable_success_erases_secret(b: Backend) {
     let f = Fixture::new(b);
     let c = contact();
     let s = f.enabled(&c);
-    f.service
-        .disable_2fa(&f.partner, &c, f.code(&s, 0).as_str())
-        .unwrap();
+    f.service.disable_2fa(&f.partner, &c, f.code(&s, 0).as_str()).unwrap();
     assert!(!f.service.status_2fa(&f.partner, &c).unwrap());
     let rec = f.record(&c);
     assert!(!rec.enabled && rec.secret.is_none() && rec.pending.is_none());
@@ -409,11 +330,7 @@ fn disable_when_disabled(b: Backend) {
     let c = contact();
     let never = contact();
     let s = f.create(&c);
-    for (who, t) in [
-        (&c, f.code(&s, 0)),
-        (&c, String::new()),
-        (&never, "123456".into()),
-    ] {
+    for (who, t) in [(&c, f.code(&s, 0)), (&c, String::new()), (&never, "123456".into())] {
         assert_err(
             f.service.disable_2fa(&f.partner, who, t.as_str()),
             ErrorKind::NotEnabled,
@@ -436,31 +353,13 @@ fn status_messages(b: Backend) {
 fn verify_outcomes(b: Backend) {
     let f = Fixture::new(b);
     let c = contact();
-    assert_err(
-        f.service.verify_2fa(&f.partner, &c, "123456"),
-        ErrorKind::NotEnabled,
-        409,
-        "2FA is not enabled",
-    );
+    assert_err(f.service.verify_2fa(&f.partner, &c, "123456"), ErrorKind::NotEnabled, 409, "2FA is not enabled");
     let s = f.enabled(&c);
     missing(f.service.verify_2fa(&f.partner, &c, ""));
-    assert_eq!(
-        f.service
-            .verify_2fa(&f.partner, &c, f.wrong_code(&s).as_str())
-            .unwrap(),
-        Verification::Rejected
-    );
-    assert_eq!(
-        f.service.verify_2fa(&f.partner, &c, "1234567").unwrap(),
-        Verification::Rejected
-    );
+    assert_eq!(f.service.verify_2fa(&f.partner, &c, f.wrong_code(&s).as_str()).unwrap(), Verification::Rejected);
+    assert_eq!(f.service.verify_2fa(&f.partner, &c, "1234567").unwrap(), Verification::Rejected);
     assert_eq!(f.record(&c).failures, 2);
-    assert_eq!(
-        f.service
-            .verify_2fa(&f.partner, &c, f.code(&s, 0).as_str())
-            .unwrap(),
-        Verification::Accepted
-    );
+    assert_eq!(f.service.verify_2fa(&f.partner, &c, f.code(&s, 0).as_str()).unwrap(), Verification::Accepted);
     assert_eq!(f.record(&c).failures, 0, "a success resets the count");
     assert_eq!(lifecycle::MSG_VALID, "2FA token is valid.");
 }
@@ -470,16 +369,8 @@ fn replay_same_code_twice(b: Backend) {
     let c = contact();
     let s = f.enabled(&c);
     let code = f.code(&s, 0);
-    assert!(
-        f.service
-            .verify_2fa(&f.partner, &c, code.as_str())
-            .unwrap()
-            .is_accepted()
-    );
-    assert_eq!(
-        f.service.verify_2fa(&f.partner, &c, code.as_str()).unwrap(),
-        Verification::Rejected
-    );
+    assert!(f.service.verify_2fa(&f.partner, &c, code.as_str()).unwrap().is_accepted());
+    assert_eq!(f.service.verify_2fa(&f.partner, &c, code.as_str()).unwrap(), Verification::Rejected);
     assert_eq!(f.record(&c).failures, 0, "a replay does not count");
 }
 
@@ -487,24 +378,9 @@ fn replay_earlier_code_after_later(b: Backend) {
     let f = Fixture::new(b);
     let c = contact();
     let s = f.enabled(&c);
-    assert!(
-        f.service
-            .verify_2fa(&f.partner, &c, f.code(&s, 1).as_str())
-            .unwrap()
-            .is_accepted()
-    );
-    assert_eq!(
-        f.service
-            .verify_2fa(&f.partner, &c, f.code(&s, 0).as_str())
-            .unwrap(),
-        Verification::Rejected
-    );
-    assert_eq!(
-        f.service
-            .verify_2fa(&f.partner, &c, f.code(&s, -1).as_str())
-            .unwrap(),
-        Verification::Rejected
-    );
+    assert!(f.service.verify_2fa(&f.partner, &c, f.code(&s, 1).as_str()).unwrap().is_accepted());
+    assert_eq!(f.service.verify_2fa(&f.partner, &c, f.code(&s, 0).as_str()).unwrap(), Verification::Rejected);
+    assert_eq!(f.service.verify_2fa(&f.partner, &c, f.code(&s, -1).as_str()).unwrap(), Verification::Rejected);
 }
 
 fn enabling_code_cannot_disable(b: Backend) {
@@ -523,24 +399,15 @@ fn create_never_resets_last_step(b: Backend) {
     let s = f.create(&c);
     // Enable with the code of step t+1, then disable at t+1's successor is impossible until the
     // clock moves: the last accepted step stays t+1 through a new create.
-    f.service
-        .enable_2fa(&f.partner, &c, f.code(&s, 1).as_str())
-        .unwrap();
+    f.service.enable_2fa(&f.partner, &c, f.code(&s, 1).as_str()).unwrap();
     f.clock.advance(60);
-    f.service
-        .disable_2fa(&f.partner, &c, f.code(&s, 0).as_str())
-        .unwrap();
+    f.service.disable_2fa(&f.partner, &c, f.code(&s, 0).as_str()).unwrap();
     let last = f.record(&c).last_step.unwrap();
     let s2 = f.create(&c);
     assert_eq!(f.record(&c).last_step, Some(last));
-    failed(
-        f.service
-            .enable_2fa(&f.partner, &c, f.code(&s2, 0).as_str()),
-    );
+    failed(f.service.enable_2fa(&f.partner, &c, f.code(&s2, 0).as_str()));
     assert_eq!(f.record(&c).failures, 0, "refused as a replay, not counted");
-    f.service
-        .enable_2fa(&f.partner, &c, f.code(&s2, 1).as_str())
-        .unwrap();
+    f.service.enable_2fa(&f.partner, &c, f.code(&s2, 1).as_str()).unwrap();
 }
 
 fn pending_expires(b: Backend) {
@@ -549,13 +416,10 @@ fn pending_expires(b: Backend) {
     let s1 = f.create(&c1);
     let s2 = f.create(&c2);
     f.clock.advance(599);
-    f.service
-        .enable_2fa(&f.partner, &c1, f.code(&s1, 0).as_str())
-        .unwrap();
+    f.service.enable_2fa(&f.partner, &c1, f.code(&s1, 0).as_str()).unwrap();
     f.clock.advance(1);
     assert_err(
-        f.service
-            .enable_2fa(&f.partner, &c2, f.code(&s2, 0).as_str()),
+        f.service.enable_2fa(&f.partner, &c2, f.code(&s2, 0).as_str()),
         ErrorKind::NotCreated,
         409,
         "Must create 2FA before enabling it",
@@ -573,22 +437,17 @@ fn throttle_schedule(b: Backend) {
     let mut expected = vec![30u64, 60, 120, 240, 480, 960, 1920, 3600, 3600, 3600];
     expected.reverse();
     for k in 5..=14u32 {
-        assert_eq!(
-            verify(&f.wrong_code(&s)).unwrap(),
-            Verification::Rejected,
-            "failure {k} is evaluated"
-        );
+        assert_eq!(verify(&f.wrong_code(&s)).unwrap(), Verification::Rejected, "failure {k} is evaluated");
         assert_eq!(f.record(&c).failures, k);
         let delay = expected.pop().unwrap();
         // Refused: the same answer for the right code, a wrong code, a malformed one.
-        let answers: Vec<(ErrorKind, u16, String, Option<u64>)> =
-            [f.code(&s, 0), f.wrong_code(&s), "x".into()]
-                .iter()
-                .map(|t| {
-                    let e = verify(t).unwrap_err();
-                    (e.kind(), e.code(), e.message().to_owned(), e.retry_after())
-                })
-                .collect();
+        let answers: Vec<(ErrorKind, u16, String, Option<u64>)> = [f.code(&s, 0), f.wrong_code(&s), "x".into()]
+            .iter()
+            .map(|t| {
+                let e = verify(t).unwrap_err();
+                (e.kind(), e.code(), e.message().to_owned(), e.retry_after())
+            })
+            .collect();
         let want = (
             ErrorKind::Throttled,
             429,
@@ -613,60 +472,28 @@ fn throttle_shared_and_missing_token_not_counted(b: Backend) {
     let c = contact();
     let s = f.enabled(&c);
     for _ in 0..3 {
-        assert_eq!(
-            f.service
-                .verify_2fa(&f.partner, &c, f.wrong_code(&s).as_str())
-                .unwrap(),
-            Verification::Rejected
-        );
+        assert_eq!(f.service.verify_2fa(&f.partner, &c, f.wrong_code(&s).as_str()).unwrap(), Verification::Rejected);
     }
     missing(f.service.verify_2fa(&f.partner, &c, Token::Missing));
-    failed(
-        f.service
-            .disable_2fa(&f.partner, &c, f.wrong_code(&s).as_str()),
-    );
+    failed(f.service.disable_2fa(&f.partner, &c, f.wrong_code(&s).as_str()));
     assert_eq!(f.record(&c).failures, 4);
     f.service.create_2fa(&f.partner, &c, None).unwrap_err(); // create (refused here) never resets
     failed(f.service.disable_2fa(&f.partner, &c, "bogus"));
     // Five failures across verify and disable: disable is now refused, and so is a missing token.
-    let e = f
-        .service
-        .disable_2fa(&f.partner, &c, f.code(&s, 0).as_str())
-        .unwrap_err();
+    let e = f.service.disable_2fa(&f.partner, &c, f.code(&s, 0).as_str()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Throttled);
-    assert_eq!(
-        f.service
-            .disable_2fa(&f.partner, &c, Token::Missing)
-            .unwrap_err()
-            .kind(),
-        ErrorKind::Throttled
-    );
+    assert_eq!(f.service.disable_2fa(&f.partner, &c, Token::Missing).unwrap_err().kind(), ErrorKind::Throttled);
     // The state answer comes first: enable on an enabled contact is still 409.
-    assert_eq!(
-        f.service
-            .enable_2fa(&f.partner, &c, Token::Missing)
-            .unwrap_err()
-            .kind(),
-        ErrorKind::AlreadyEnabled
-    );
+    assert_eq!(f.service.enable_2fa(&f.partner, &c, Token::Missing).unwrap_err().kind(), ErrorKind::AlreadyEnabled);
     // A disabled contact's create does not reset the count either.
     let d = contact();
     let sd = f.create(&d);
     for _ in 0..5 {
-        failed(
-            f.service
-                .enable_2fa(&f.partner, &d, f.wrong_code(&sd).as_str()),
-        );
+        failed(f.service.enable_2fa(&f.partner, &d, f.wrong_code(&sd).as_str()));
     }
     let sd = f.create(&d);
     assert_eq!(f.record(&d).failures, 5);
-    assert_eq!(
-        f.service
-            .enable_2fa(&f.partner, &d, f.code(&sd, 0).as_str())
-            .unwrap_err()
-            .kind(),
-        ErrorKind::Throttled
-    );
+    assert_eq!(f.service.enable_2fa(&f.partner, &d, f.code(&sd, 0).as_str()).unwrap_err().kind(), ErrorKind::Throttled);
 }
 
 fn lock_at_100_and_operator_reset(b: Backend) {
@@ -674,12 +501,7 @@ fn lock_at_100_and_operator_reset(b: Backend) {
     let c = contact();
     let s = f.enabled(&c);
     for k in 1..=100u32 {
-        assert_eq!(
-            f.service
-                .verify_2fa(&f.partner, &c, f.wrong_code(&s).as_str())
-                .unwrap(),
-            Verification::Rejected
-        );
+        assert_eq!(f.service.verify_2fa(&f.partner, &c, f.wrong_code(&s).as_str()).unwrap(), Verification::Rejected);
         if let Some(d) = lifecycle::throttle_delay(k) {
             f.clock.advance(d);
         }
@@ -693,61 +515,28 @@ fn lock_at_100_and_operator_reset(b: Backend) {
             423,
             "2FA is locked after too many failed attempts",
         );
-        assert_eq!(
-            f.service
-                .disable_2fa(&f.partner, &c, t.as_str())
-                .unwrap_err()
-                .kind(),
-            ErrorKind::Locked
-        );
+        assert_eq!(f.service.disable_2fa(&f.partner, &c, t.as_str()).unwrap_err().kind(), ErrorKind::Locked);
     }
     assert_eq!(f.record(&c).failures, 100);
-    assert!(
-        f.service.reset_lock("", &f.partner, &c).is_err(),
-        "the operator must be named"
-    );
+    assert!(f.service.reset_lock("", &f.partner, &c).is_err(), "the operator must be named");
     f.service.reset_lock("ops@rampart", &f.partner, &c).unwrap();
     assert_eq!(f.record(&c).failures, 0);
-    assert!(
-        f.service
-            .verify_2fa(&f.partner, &c, f.code(&s, 0).as_str())
-            .unwrap()
-            .is_accepted()
-    );
+    assert!(f.service.verify_2fa(&f.partner, &c, f.code(&s, 0).as_str()).unwrap().is_accepted());
     let log = f.service.audit_log().unwrap();
     let last = log.last().unwrap();
-    assert_eq!(
-        (last.operator.as_str(), last.action.as_str()),
-        ("ops@rampart", "contact.reset_lock")
-    );
+    assert_eq!((last.operator.as_str(), last.action.as_str()), ("ops@rampart", "contact.reset_lock"));
     assert_eq!((last.partner_id, last.contact_id), (f.partner, Some(c)));
 }
 
 fn throttling_off_counts_but_never_refuses(b: Backend) {
-    let f = Fixture::with_config(
-        b,
-        Config {
-            throttling: false,
-            ..Config::default()
-        },
-    );
+    let f = Fixture::with_config(b, Config { throttling: false, ..Config::default() });
     let c = contact();
     let s = f.enabled(&c);
     for _ in 0..120 {
-        assert_eq!(
-            f.service
-                .verify_2fa(&f.partner, &c, f.wrong_code(&s).as_str())
-                .unwrap(),
-            Verification::Rejected
-        );
+        assert_eq!(f.service.verify_2fa(&f.partner, &c, f.wrong_code(&s).as_str()).unwrap(), Verification::Rejected);
     }
     assert_eq!(f.record(&c).failures, 120);
-    assert!(
-        f.service
-            .verify_2fa(&f.partner, &c, f.code(&s, 0).as_str())
-            .unwrap()
-            .is_accepted()
-    );
+    assert!(f.service.verify_2fa(&f.partner, &c, f.code(&s, 0).as_str()).unwrap().is_accepted());
 }
 
 fn swapped_ciphertexts_fail_closed(b: Backend) {
@@ -774,8 +563,7 @@ fn swapped_ciphertexts_fail_closed(b: Backend) {
             "Error verifying 2FA",
         );
         assert_err(
-            f.service
-                .disable_2fa(&f.partner, who, f.code(s, 0).as_str()),
+            f.service.disable_2fa(&f.partner, who, f.code(s, 0).as_str()),
             ErrorKind::DisableFailed,
             500,
             "Error disabling 2FA",
@@ -783,27 +571,14 @@ fn swapped_ciphertexts_fail_closed(b: Backend) {
     }
     assert!(f.service.status_2fa(&f.partner, &c1).unwrap());
     // The same ciphertext under another partner fails too.
-    let other = f
-        .service
-        .create_partner("Other", Environment::Sandbox)
-        .unwrap()
-        .partner_id;
+    let other = f.service.create_partner("Other", Environment::Sandbox).unwrap().partner_id;
     store
         .update_contact(&other, &c1, &mut |r| {
-            *r = ContactRecord {
-                enabled: true,
-                ..r1.clone()
-            };
+            *r = ContactRecord { enabled: true, ..r1.clone() };
             true
         })
         .unwrap();
-    assert_eq!(
-        f.service
-            .verify_2fa(&other, &c1, f.code(&s1, 0).as_str())
-            .unwrap_err()
-            .kind(),
-        ErrorKind::VerifyFailed
-    );
+    assert_eq!(f.service.verify_2fa(&other, &c1, f.code(&s1, 0).as_str()).unwrap_err().kind(), ErrorKind::VerifyFailed);
 }
 
 fn kyc_rule(b: Backend) {
@@ -811,12 +586,8 @@ fn kyc_rule(b: Backend) {
     let (c, d) = (contact(), contact());
     assert!(!f.service.is_2fa_required(&f.partner, &c).unwrap());
     assert!(f.service.may_purchase(&f.partner, &c).unwrap());
-    f.service
-        .set_kyc_passed("ops", &f.partner, &c, true)
-        .unwrap();
-    f.service
-        .set_kyc_passed("ops", &f.partner, &d, true)
-        .unwrap();
+    f.service.set_kyc_passed("ops", &f.partner, &c, true).unwrap();
+    f.service.set_kyc_passed("ops", &f.partner, &d, true).unwrap();
     assert!(f.service.is_2fa_required(&f.partner, &c).unwrap());
     assert!(!f.service.may_purchase(&f.partner, &c).unwrap());
     let mut both = vec![c, d];
@@ -825,47 +596,16 @@ fn kyc_rule(b: Backend) {
     f.enabled(&c);
     assert!(f.service.is_2fa_required(&f.partner, &c).unwrap());
     assert!(f.service.may_purchase(&f.partner, &c).unwrap());
-    assert_eq!(
-        f.service.contacts_requiring_2fa(&f.partner).unwrap(),
-        vec![d]
-    );
+    assert_eq!(f.service.contacts_requiring_2fa(&f.partner).unwrap(), vec![d]);
     f.service.set_2fa_waiver("ops", &f.partner, true).unwrap();
     assert!(!f.service.is_2fa_required(&f.partner, &d).unwrap());
     assert!(f.service.may_purchase(&f.partner, &d).unwrap());
-    assert!(
-        f.service
-            .contacts_requiring_2fa(&f.partner)
-            .unwrap()
-            .is_empty()
-    );
+    assert!(f.service.contacts_requiring_2fa(&f.partner).unwrap().is_empty());
     f.service.set_2fa_waiver("ops", &f.partner, false).unwrap();
     assert!(!f.service.may_purchase(&f.partner, &d).unwrap());
-    let actions: Vec<String> = f
-        .service
-        .audit_log()
-        .unwrap()
-        .into_iter()
-        .map(|e| e.action)
-        .collect();
-    assert_eq!(
-        actions,
-        [
-            "contact.mark_kyc",
-            "contact.mark_kyc",
-            "partner.waive_2fa",
-            "partner.unwaive_2fa"
-        ]
-    );
+    let actions: Vec<String> = f.service.audit_log().unwrap().into_iter().map(|e| e.action).collect();
+    assert_eq!(actions, ["contact.mark_kyc", "contact.mark_kyc", "partner.waive_2fa", "partner.unwaive_2fa"]);
     let nobody = PartnerId::random();
-    assert_eq!(
-        f.service.is_2fa_required(&nobody, &c).unwrap_err().kind(),
-        ErrorKind::PartnerNotFound
-    );
-    assert_eq!(
-        f.service
-            .set_2fa_waiver("ops", &nobody, true)
-            .unwrap_err()
-            .kind(),
-        ErrorKind::PartnerNotFound
-    );
+    assert_eq!(f.service.is_2fa_required(&nobody, &c).unwrap_err().kind(), ErrorKind::PartnerNotFound);
+    assert_eq!(f.service.set_2fa_waiver("ops", &nobody, true).unwrap_err().kind(), ErrorKind::PartnerNotFound);
 }

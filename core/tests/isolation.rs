@@ -32,11 +32,7 @@ struct Model {
 
 fn run(backend: Backend, seed: u64) {
     let f = Fixture::new(backend);
-    let b = f
-        .service
-        .create_partner("Beta", Environment::Sandbox)
-        .unwrap()
-        .partner_id;
+    let b = f.service.create_partner("Beta", Environment::Sandbox).unwrap().partner_id;
     let partners = [f.partner, b];
     let contacts: Vec<ContactId> = (0..6).map(|_| contact()).collect();
     let mut model: HashMap<(PartnerId, ContactId), Model> = HashMap::new();
@@ -77,14 +73,8 @@ fn run(backend: Backend, seed: u64) {
             }
             _ => {
                 let them = model.get(&(other, c)).cloned().unwrap_or_default();
-                if let (Some(theirs), true) = (
-                    them.secret.as_ref(),
-                    model.get(&(p, c)).is_some_and(|m| m.enabled),
-                ) {
-                    let v = f
-                        .service
-                        .verify_2fa(&p, &c, f.code(theirs, 0).as_str())
-                        .unwrap();
+                if let (Some(theirs), true) = (them.secret.as_ref(), model.get(&(p, c)).is_some_and(|m| m.enabled)) {
+                    let v = f.service.verify_2fa(&p, &c, f.code(theirs, 0).as_str()).unwrap();
                     assert!(!v.is_accepted(), "another partner's secret verified");
                     f.service.reset_lock("tests", &p, &c).unwrap();
                 }

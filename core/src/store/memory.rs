@@ -50,16 +50,8 @@ impl Store for MemoryStore {
         Ok(self.lock().partners.get(id).cloned())
     }
 
-    fn partner_by_secret_key_hash(
-        &self,
-        hash: &[u8; 32],
-    ) -> Result<Option<PartnerRecord>, StoreError> {
-        Ok(self
-            .lock()
-            .partners
-            .values()
-            .find(|p| &p.secret_key_hash == hash)
-            .cloned())
+    fn partner_by_secret_key_hash(&self, hash: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError> {
+        Ok(self.lock().partners.values().find(|p| &p.secret_key_hash == hash).cloned())
     }
 
     fn update_partner(
@@ -75,8 +67,7 @@ impl Store for MemoryStore {
         if f(&mut next) {
             let clash = inner.partners.values().any(|p| {
                 p.id != next.id
-                    && (p.secret_key_hash == next.secret_key_hash
-                        || p.publishable_key == next.publishable_key)
+                    && (p.secret_key_hash == next.secret_key_hash || p.publishable_key == next.publishable_key)
             });
             if clash {
                 return Err(StoreError::Conflict("key already exists"));
@@ -90,11 +81,7 @@ impl Store for MemoryStore {
         Ok(self.lock().partners.len() as u64)
     }
 
-    fn contact(
-        &self,
-        partner: &PartnerId,
-        contact: &ContactId,
-    ) -> Result<Option<ContactRecord>, StoreError> {
+    fn contact(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<ContactRecord>, StoreError> {
         Ok(self.lock().contacts.get(&(*partner, *contact)).cloned())
     }
 

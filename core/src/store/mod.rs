@@ -127,28 +127,18 @@ pub trait Store: Send + Sync + fmt::Debug {
     fn partner(&self, id: &PartnerId) -> Result<Option<PartnerRecord>, StoreError>;
 
     /// A partner by the SHA-256 of its secret key.
-    fn partner_by_secret_key_hash(
-        &self,
-        hash: &[u8; 32],
-    ) -> Result<Option<PartnerRecord>, StoreError>;
+    fn partner_by_secret_key_hash(&self, hash: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError>;
 
     /// Atomically read, change and write a partner. `f` returns whether to write. Returns
     /// `false` when there is no such partner (and `f` is not called).
-    fn update_partner(
-        &self,
-        id: &PartnerId,
-        f: &mut dyn FnMut(&mut PartnerRecord) -> bool,
-    ) -> Result<bool, StoreError>;
+    fn update_partner(&self, id: &PartnerId, f: &mut dyn FnMut(&mut PartnerRecord) -> bool)
+    -> Result<bool, StoreError>;
 
     /// How many partners there are.
     fn count_partners(&self) -> Result<u64, StoreError>;
 
     /// A contact's record, if it was ever written.
-    fn contact(
-        &self,
-        partner: &PartnerId,
-        contact: &ContactId,
-    ) -> Result<Option<ContactRecord>, StoreError>;
+    fn contact(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<ContactRecord>, StoreError>;
 
     /// Atomically read (default when absent), change and write a contact. `f` returns whether
     /// to write. Nothing else can read or write the record in between.

@@ -100,11 +100,7 @@ impl SqliteStore {
         let mut writer = Self::connect(&path)?;
         writer.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))?;
         Self::migrate(&mut writer)?;
-        Ok(Self {
-            path,
-            writer: Mutex::new(writer),
-            readers: Mutex::new(Vec::new()),
-        })
+        Ok(Self { path, writer: Mutex::new(writer), readers: Mutex::new(Vec::new()) })
     }
 
     /// The database file.
@@ -126,9 +122,7 @@ impl SqliteStore {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let version: usize = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
         if version > MIGRATIONS.len() {
-            return Err(StoreError::Corrupt(
-                "database schema is newer than this library",
-            ));
+            return Err(StoreError::Corrupt("database schema is newer than this library"));
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
             tx.execute_batch(sql)?;
@@ -152,10 +146,7 @@ impl SqliteStore {
         Ok(result?)
     }
 
-    fn write<T>(
-        &self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
+    fn write<T>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
         let mut conn = lock(&self.writer);
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = f(&tx)?;
@@ -170,11 +161,7 @@ const PARTNER_COLUMNS: &str = "id, name, environment, secret_key_hash, publishab
 fn partner_from_row(row: &Row<'_>) -> rusqlite::Result<PartnerRecord> {
     let env: String = row.get(2)?;
     let environment = env.parse::<Environment>().map_err(|_| {
-        rusqlite::Error::FromSqlConversionFailure(
-            2,
-            rusqlite::types::Type::Text,
-            "unknown environment".into(),
-        )
+        rusqlite::Error::FromSqlConversionFailure(2, rusqlite::types::Type::Text, "unknown environment".into())
     })?;
     Ok(PartnerRecord {
         id: uuid_col(row, 0)?,
@@ -189,12 +176,12 @@ fn partner_from_row(row: &Row<'_>) -> rusqlite::Result<PartnerRecord> {
     })
 }
 
-const CONTACT_COLUMNS: &str = "kyc_passed, enabled, secret, pending, pending_created_at, last_step, failures, last_failure_at";
+const CONTACT_COLUMNS: &str =
+    "kyc_passed, enabled, secret, pending, pending_created_at, last_step, failures, last_failure_at";
 
 fn contact_from_row(row: &Row<'_>) -> rusqlite::Result<ContactRecord> {
-    let opt_u64 = |i: usize| -> rusqlite::Result<Option<u64>> {
-        row.get::<_, Option<i64>>(i)?.map(from_sql_u64).transpose()
-    };
+    let opt_u64 =
+        |i: usize| -> rusqlite::Result<Option<u64>> { row.get::<_, Option<i64>>(i)?.map(from_sql_u64).transpose() };
     Ok(ContactRecord {
         kyc_passed: row.get(0)?,
         enabled: row.get(1)?,
@@ -212,14 +199,9 @@ fn select_contact(
     partner: &PartnerId,
     contact: &ContactId,
 ) -> rusqlite::Result<Option<ContactRecord>> {
-    conn.prepare_cached(&format!(
-        "SELECT {CONTACT_COLUMNS} FROM contacts WHERE partner_id = ?1 AND contact_id = ?2"
-    ))?
-    .query_row(
-        params![partner.as_bytes(), contact.as_bytes()],
-        contact_from_row,
-    )
-    .optional()
+    conn.prepare_cached(&format!("SELECT {CONTACT_COLUMNS} FROM contacts WHERE partner_id = ?1 AND contact_id = ?2"))?
+        .query_row(params![partner.as_bytes(), contact.as_bytes()], contact_from_row)
+        .optional()
 }
 
 fn is_unique_violation(e: &rusqlite::Error) -> bool {
@@ -227,15 +209,9 @@ fn is_unique_violation(e: &rusqlite::Error) -> bool {
         || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
 }
 
-fn write_partner(
-    tx: &rusqlite::Transaction<'_>,
-    p: &PartnerRecord,
-    insert: bool,
-) -> Result<(), StoreError> {
+fn write_partner(tx: &rusqlite::Transaction<'_>, p: &PartnerRecord, insert: bool) -> Result<(), StoreError> {
     let sql = if insert {
-        format!(
-            "INSERT INTO partners ({PARTNER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
-        )
+        format!("INSERT INTO partners ({PARTNER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
     } else {
         "UPDATE partners SET name = ?2, environment = ?3, secret_key_hash = ?4, publishable_key = ?5, \
          widget_text = ?6, widget_button_url = ?7, two_factor_waived = ?8, created_at = ?9 WHERE id = ?1"
@@ -254,11 +230,7 @@ fn write_partner(
             to_sql_u64(p.created_at),
         ])
         .map_err(|e| {
-            if is_unique_violation(&e) {
-                StoreError::Conflict("partner id or key already exists")
-            } else {
-                e.into()
-            }
+            if is_unique_violation(&e) { StoreError::Conflict("partner id or key already exists") } else { e.into() }
         })?;
     Ok(())
 }
@@ -270,24 +242,17 @@ impl Store for SqliteStore {
 
     fn partner(&self, id: &PartnerId) -> Result<Option<PartnerRecord>, StoreError> {
         self.read(|c| {
-            c.prepare_cached(&format!(
-                "SELECT {PARTNER_COLUMNS} FROM partners WHERE id = ?1"
-            ))?
-            .query_row([id.as_bytes()], partner_from_row)
-            .optional()
+            c.prepare_cached(&format!("SELECT {PARTNER_COLUMNS} FROM partners WHERE id = ?1"))?
+                .query_row([id.as_bytes()], partner_from_row)
+                .optional()
         })
     }
 
-    fn partner_by_secret_key_hash(
-        &self,
-        hash: &[u8; 32],
-    ) -> Result<Option<PartnerRecord>, StoreError> {
+    fn partner_by_secret_key_hash(&self, hash: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError> {
         self.read(|c| {
-            c.prepare_cached(&format!(
-                "SELECT {PARTNER_COLUMNS} FROM partners WHERE secret_key_hash = ?1"
-            ))?
-            .query_row([hash], partner_from_row)
-            .optional()
+            c.prepare_cached(&format!("SELECT {PARTNER_COLUMNS} FROM partners WHERE secret_key_hash = ?1"))?
+                .query_row([hash], partner_from_row)
+                .optional()
         })
     }
 
@@ -298,9 +263,7 @@ impl Store for SqliteStore {
     ) -> Result<bool, StoreError> {
         self.write(|tx| {
             let current = tx
-                .prepare_cached(&format!(
-                    "SELECT {PARTNER_COLUMNS} FROM partners WHERE id = ?1"
-                ))?
+                .prepare_cached(&format!("SELECT {PARTNER_COLUMNS} FROM partners WHERE id = ?1"))?
                 .query_row([id.as_bytes()], partner_from_row)
                 .optional()?;
             let Some(mut record) = current else {
@@ -314,17 +277,10 @@ impl Store for SqliteStore {
     }
 
     fn count_partners(&self) -> Result<u64, StoreError> {
-        self.read(|c| {
-            c.query_row("SELECT COUNT(*) FROM partners", [], |r| r.get::<_, i64>(0))
-                .and_then(from_sql_u64)
-        })
+        self.read(|c| c.query_row("SELECT COUNT(*) FROM partners", [], |r| r.get::<_, i64>(0)).and_then(from_sql_u64))
     }
 
-    fn contact(
-        &self,
-        partner: &PartnerId,
-        contact: &ContactId,
-    ) -> Result<Option<ContactRecord>, StoreError> {
+    fn contact(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<ContactRecord>, StoreError> {
         self.read(|c| select_contact(c, partner, contact))
     }
 
@@ -393,20 +349,18 @@ impl Store for SqliteStore {
 
     fn audit_log(&self) -> Result<Vec<AuditEvent>, StoreError> {
         self.read(|c| {
-            c.prepare_cached(
-                "SELECT at, operator, action, partner_id, contact_id FROM audit_log ORDER BY id",
-            )?
-            .query_map([], |r| {
-                let contact: Option<[u8; 16]> = r.get(4)?;
-                Ok(AuditEvent {
-                    at: from_sql_u64(r.get(0)?)?,
-                    operator: r.get(1)?,
-                    action: r.get(2)?,
-                    partner_id: uuid_col(r, 3)?,
-                    contact_id: contact.map(|b| ContactId::from_uuid(uuid::Uuid::from_bytes(b))),
-                })
-            })?
-            .collect()
+            c.prepare_cached("SELECT at, operator, action, partner_id, contact_id FROM audit_log ORDER BY id")?
+                .query_map([], |r| {
+                    let contact: Option<[u8; 16]> = r.get(4)?;
+                    Ok(AuditEvent {
+                        at: from_sql_u64(r.get(0)?)?,
+                        operator: r.get(1)?,
+                        action: r.get(2)?,
+                        partner_id: uuid_col(r, 3)?,
+                        contact_id: contact.map(|b| ContactId::from_uuid(uuid::Uuid::from_bytes(b))),
+                    })
+                })?
+                .collect()
         })
     }
 

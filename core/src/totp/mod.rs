@@ -59,10 +59,7 @@ impl Secret {
     /// `len` bytes (20..=64) from the OS CSPRNG.
     pub fn generate(len: usize) -> Result<Self> {
         if !(DEFAULT_SECRET_BYTES..=MAX_SECRET_BYTES).contains(&len) {
-            return Err(Error::invalid_input(
-                "secretLength",
-                "must be 20 to 64 bytes",
-            ));
+            return Err(Error::invalid_input("secretLength", "must be 20 to 64 bytes"));
         }
         let mut bytes = vec![0u8; len];
         crate::crypto::fill_random(&mut bytes)?;
@@ -82,11 +79,8 @@ impl Secret {
 
     /// Parse base32 (RFC 4648; any case; spaces, hyphens and `=` padding ignored).
     pub fn from_base32(text: &str) -> Result<Self> {
-        let mut clean: Vec<u8> = text
-            .bytes()
-            .filter(|b| !matches!(b, b' ' | b'-' | b'='))
-            .map(|b| b.to_ascii_uppercase())
-            .collect();
+        let mut clean: Vec<u8> =
+            text.bytes().filter(|b| !matches!(b, b' ' | b'-' | b'=')).map(|b| b.to_ascii_uppercase()).collect();
         let decoded = data_encoding::BASE32_NOPAD.decode(&clean);
         clean.zeroize();
         let bytes = decoded.map_err(|_| Error::invalid_input("secret", "must be base32"))?;
@@ -130,8 +124,7 @@ impl Hotp {
         mac.update(&counter.to_be_bytes());
         let h = mac.finalize().into_bytes();
         let offset = usize::from(h[19] & 0x0f);
-        let bin = u32::from_be_bytes([h[offset], h[offset + 1], h[offset + 2], h[offset + 3]])
-            & 0x7fff_ffff;
+        let bin = u32::from_be_bytes([h[offset], h[offset + 1], h[offset + 2], h[offset + 3]]) & 0x7fff_ffff;
         bin % 10u32.pow(DIGITS)
     }
 }
@@ -172,11 +165,7 @@ pub(crate) fn verify_code(secret: &[u8], code: Code, unix_time: u64, window: u8)
         matched.conditional_assign(&step, hit);
         found |= hit;
     }
-    if bool::from(found) {
-        Some(matched)
-    } else {
-        None
-    }
+    if bool::from(found) { Some(matched) } else { None }
 }
 
 /// A freshly generated secret with everything a user needs to enrol it.
@@ -208,12 +197,7 @@ pub fn enrol(secret: Secret, issuer: &str, account: &str) -> Result<Enrolment> {
     let manual = secret.to_base32();
     let uri = key_uri(issuer, account, &manual);
     let qr_code = qr_png_data_uri(&uri)?;
-    Ok(Enrolment {
-        secret,
-        manual,
-        uri,
-        qr_code,
-    })
+    Ok(Enrolment { secret, manual, uri, qr_code })
 }
 
 #[cfg(test)]
@@ -226,16 +210,10 @@ mod tests {
 
     #[test]
     fn rfc4226_appendix_d() {
-        let expected = [
-            "755224", "287082", "359152", "969429", "338314", "254676", "287922", "162583",
-            "399871", "520489",
-        ];
+        let expected =
+            ["755224", "287082", "359152", "969429", "338314", "254676", "287922", "162583", "399871", "520489"];
         for (counter, want) in expected.iter().enumerate() {
-            assert_eq!(
-                hotp(&rfc_secret(), counter as u64),
-                *want,
-                "counter {counter}"
-            );
+            assert_eq!(hotp(&rfc_secret(), counter as u64), *want, "counter {counter}");
         }
     }
 
@@ -263,15 +241,9 @@ mod tests {
         let now = 1_111_111_111u64;
         let t = step_at(now);
         let code_of = |step: u64| Token::parse(&hotp(&s, step));
-        let results: Vec<_> = [t - 2, t - 1, t, t + 1, t + 2]
-            .iter()
-            .map(|&k| verify(&s, code_of(k), now, 1))
-            .collect();
+        let results: Vec<_> = [t - 2, t - 1, t, t + 1, t + 2].iter().map(|&k| verify(&s, code_of(k), now, 1)).collect();
         assert_eq!(results, [None, Some(t - 1), Some(t), Some(t + 1), None]);
-        let results: Vec<_> = [t - 1, t, t + 1]
-            .iter()
-            .map(|&k| verify(&s, code_of(k), now, 0))
-            .collect();
+        let results: Vec<_> = [t - 1, t, t + 1].iter().map(|&k| verify(&s, code_of(k), now, 0)).collect();
         assert_eq!(results, [None, Some(t), None]);
     }
 
@@ -287,10 +259,7 @@ mod tests {
         assert_eq!(verify(&s, code2, 60, 0), Some(2));
         // At time 0 the window has no step -1; nothing wraps.
         assert_eq!(verify(&s, Token::parse(&hotp(&s, 0)), 0, 2), Some(0));
-        assert_eq!(
-            verify(&s, Token::parse(&hotp(&s, u64::MAX / 30)), u64::MAX, 2),
-            Some(u64::MAX / 30)
-        );
+        assert_eq!(verify(&s, Token::parse(&hotp(&s, u64::MAX / 30)), u64::MAX, 2), Some(u64::MAX / 30));
     }
 
     #[test]
@@ -306,15 +275,7 @@ mod tests {
         let raw = b"an independent peer check!".to_vec();
         let ours = Secret::from_bytes(raw.clone()).unwrap();
         let peer = totp_rs::TOTP::new_unchecked(totp_rs::Algorithm::SHA1, 6, 1, 30, raw);
-        for t in [
-            0u64,
-            29,
-            30,
-            59,
-            1_700_000_000,
-            2_000_000_000,
-            20_000_000_000,
-        ] {
+        for t in [0u64, 29, 30, 59, 1_700_000_000, 2_000_000_000, 20_000_000_000] {
             assert_eq!(code_at(&ours, t), peer.generate(t), "t = {t}");
         }
     }
@@ -323,10 +284,7 @@ mod tests {
     fn secrets() {
         let s = Secret::generate(20).unwrap();
         assert_eq!(s.to_base32().len(), 32);
-        assert_eq!(
-            Secret::from_base32(&s.to_base32().to_lowercase()).unwrap(),
-            s
-        );
+        assert_eq!(Secret::from_base32(&s.to_base32().to_lowercase()).unwrap(), s);
         assert!(Secret::generate(19).is_err());
         assert!(Secret::generate(65).is_err());
         assert_ne!(Secret::generate(20).unwrap(), s);

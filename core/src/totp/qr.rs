@@ -15,9 +15,8 @@ const QUIET_ZONE: usize = 4;
 
 /// Encode `text` as a QR code (error correction M) and return `data:image/png;base64,...`.
 pub fn qr_png_data_uri(text: &str) -> Result<String> {
-    let code = QrCode::with_error_correction_level(text.as_bytes(), EcLevel::M).map_err(|e| {
-        Error::invalid_input("qrCode", "data is too long for a QR code").with_cause(e.to_string())
-    })?;
+    let code = QrCode::with_error_correction_level(text.as_bytes(), EcLevel::M)
+        .map_err(|e| Error::invalid_input("qrCode", "data is too long for a QR code").with_cause(e.to_string()))?;
     let png = render_png(&code).map_err(|e| Error::new(ErrorKind::Internal).with_cause(e))?;
     let mut out = String::with_capacity(22 + png.len().div_ceil(3) * 4);
     out.push_str("data:image/png;base64,");
@@ -68,9 +67,7 @@ mod tests {
         let text = "otpauth://totp/Rampart2FA:x?secret=JBSWY3DPEHPK3PXP&issuer=Rampart2FA";
         let uri = qr_png_data_uri(text).unwrap();
         let b64 = uri.strip_prefix("data:image/png;base64,").unwrap();
-        let png = base64::engine::general_purpose::STANDARD
-            .decode(b64)
-            .unwrap();
+        let png = base64::engine::general_purpose::STANDARD.decode(b64).unwrap();
         let decoder = png::Decoder::new(std::io::Cursor::new(png));
         let mut reader = decoder.read_info().unwrap();
         let mut buf = vec![0; reader.output_buffer_size()];
@@ -83,16 +80,9 @@ mod tests {
         let colors = code.to_colors();
         for y in 0..code.width() {
             for x in 0..code.width() {
-                let (px, py) = (
-                    (x + QUIET_ZONE) * SCALE + SCALE / 2,
-                    (y + QUIET_ZONE) * SCALE + SCALE / 2,
-                );
+                let (px, py) = ((x + QUIET_ZONE) * SCALE + SCALE / 2, (y + QUIET_ZONE) * SCALE + SCALE / 2);
                 let bit = buf[py * info.line_size + px / 8] & (0x80 >> (px % 8));
-                assert_eq!(
-                    bit == 0,
-                    colors[y * code.width() + x] == Color::Dark,
-                    "module {x},{y}"
-                );
+                assert_eq!(bit == 0, colors[y * code.width() + x] == Color::Dark, "module {x},{y}");
             }
         }
     }

@@ -5,11 +5,7 @@ use url::Url;
 
 /// Everything but RFC 3986 unreserved characters is escaped, so `:` `%` `&` `/` `?` `#`, space
 /// (as `%20`) and non-ASCII survive in both the label and the query.
-const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
 fn escape(s: &str) -> String {
     utf8_percent_encode(s, COMPONENT).to_string()
@@ -61,12 +57,7 @@ pub fn parse_key_uri(uri: &str) -> Option<KeyUri> {
     }
     let label = url.path().strip_prefix('/')?;
     let (issuer, account) = label.split_once(':')?;
-    let decode = |s: &str| {
-        percent_decode_str(s)
-            .decode_utf8()
-            .ok()
-            .map(|c| c.into_owned())
-    };
+    let decode = |s: &str| percent_decode_str(s).decode_utf8().ok().map(|c| c.into_owned());
     let mut secret = None;
     let mut issuer_param = None;
     for pair in url.query()?.split('&') {
@@ -77,12 +68,7 @@ pub fn parse_key_uri(uri: &str) -> Option<KeyUri> {
             _ => {}
         }
     }
-    Some(KeyUri {
-        issuer: decode(issuer)?,
-        account: decode(account)?,
-        secret: secret?,
-        issuer_param,
-    })
+    Some(KeyUri { issuer: decode(issuer)?, account: decode(account)?, secret: secret?, issuer_param })
 }
 
 #[cfg(test)]
@@ -92,11 +78,7 @@ mod tests {
     #[test]
     fn shape() {
         assert_eq!(
-            key_uri(
-                "Rampart2FA",
-                "6f1c2a4e-93b1-4c55-8f1e-0b9b6a0d2c11",
-                "JBSWY3DPEHPK3PXP"
-            ),
+            key_uri("Rampart2FA", "6f1c2a4e-93b1-4c55-8f1e-0b9b6a0d2c11", "JBSWY3DPEHPK3PXP"),
             "otpauth://totp/Rampart2FA:6f1c2a4e-93b1-4c55-8f1e-0b9b6a0d2c11?secret=JBSWY3DPEHPK3PXP&issuer=Rampart2FA&algorithm=SHA1&digits=6&period=30"
         );
     }

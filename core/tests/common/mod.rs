@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rampart_core::store::{AuditEvent, ContactRecord, PartnerRecord};
 use rampart_core::totp::{self, Secret};
 use rampart_core::{
-    Config, ContactId, Environment, KeyRing, ManualClock, MemoryStore, PartnerId, Service,
-    SqliteStore, Store, StoreError,
+    Config, ContactId, Environment, KeyRing, ManualClock, MemoryStore, PartnerId, Service, SqliteStore, Store,
+    StoreError,
 };
 
 /// A time on a step boundary.
@@ -32,20 +32,12 @@ pub struct TestStore {
 impl Backend {
     pub fn open(self) -> TestStore {
         match self {
-            Backend::Memory => TestStore {
-                store: Arc::new(MemoryStore::new()),
-                dir: None,
-                path: None,
-            },
+            Backend::Memory => TestStore { store: Arc::new(MemoryStore::new()), dir: None, path: None },
             Backend::Sqlite => {
                 let dir = tempfile::tempdir().unwrap();
                 let path = dir.path().join("rampart.db");
                 let store = Arc::new(SqliteStore::open(&path).unwrap());
-                TestStore {
-                    store,
-                    dir: Some(dir),
-                    path: Some(path),
-                }
+                TestStore { store, dir: Some(dir), path: Some(path) }
             }
         }
     }
@@ -75,16 +67,8 @@ impl Fixture {
             .clock(clock.clone())
             .build()
             .unwrap();
-        let partner = service
-            .create_partner("Acme", Environment::Sandbox)
-            .unwrap()
-            .partner_id;
-        Self {
-            service,
-            clock,
-            partner,
-            store,
-        }
+        let partner = service.create_partner("Acme", Environment::Sandbox).unwrap().partner_id;
+        Self { service, clock, partner, store }
     }
 
     pub fn now(&self) -> u64 {
@@ -99,37 +83,25 @@ impl Fixture {
     /// A code that is none of the window's codes.
     pub fn wrong_code(&self, secret: &Secret) -> String {
         let window: Vec<String> = (-2..=2).map(|s| self.code(secret, s)).collect();
-        (0..1_000_000)
-            .map(|v| format!("{v:06}"))
-            .find(|c| !window.contains(c))
-            .unwrap()
+        (0..1_000_000).map(|v| format!("{v:06}")).find(|c| !window.contains(c)).unwrap()
     }
 
     /// Create, returning the secret as the user's app would hold it.
     pub fn create(&self, contact: &ContactId) -> Secret {
-        let setup = self
-            .service
-            .create_2fa(&self.partner, contact, None)
-            .unwrap();
+        let setup = self.service.create_2fa(&self.partner, contact, None).unwrap();
         Secret::from_base32(&setup.manual).unwrap()
     }
 
     /// Create and enable, then move to the next step so a fresh code is usable.
     pub fn enabled(&self, contact: &ContactId) -> Secret {
         let secret = self.create(contact);
-        self.service
-            .enable_2fa(&self.partner, contact, self.code(&secret, 0).as_str())
-            .unwrap();
+        self.service.enable_2fa(&self.partner, contact, self.code(&secret, 0).as_str()).unwrap();
         self.clock.advance(30);
         secret
     }
 
     pub fn record(&self, contact: &ContactId) -> ContactRecord {
-        self.service
-            .store()
-            .contact(&self.partner, contact)
-            .unwrap()
-            .unwrap_or_default()
+        self.service.store().contact(&self.partner, contact).unwrap().unwrap_or_default()
     }
 }
 
@@ -139,9 +111,7 @@ pub fn contact() -> ContactId {
 
 /// Read a file of `tests/vectors/`.
 pub fn vectors(name: &str) -> serde_json::Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/vectors")
-        .join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors").join(name);
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
@@ -155,11 +125,7 @@ pub struct FailingStore {
 
 impl FailingStore {
     fn check(&self, flag: &AtomicBool) -> Result<(), StoreError> {
-        if flag.load(Ordering::SeqCst) {
-            Err(StoreError::Backend("disk I/O error (injected)".into()))
-        } else {
-            Ok(())
-        }
+        if flag.load(Ordering::SeqCst) { Err(StoreError::Backend("disk I/O error (injected)".into())) } else { Ok(()) }
     }
     fn r(&self) -> Result<(), StoreError> {
         self.check(&self.fail_reads)
@@ -178,10 +144,7 @@ impl Store for FailingStore {
         self.r()?;
         self.inner.partner(id)
     }
-    fn partner_by_secret_key_hash(
-        &self,
-        h: &[u8; 32],
-    ) -> Result<Option<PartnerRecord>, StoreError> {
+    fn partner_by_secret_key_hash(&self, h: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError> {
         self.r()?;
         self.inner.partner_by_secret_key_hash(h)
     }

@@ -1,0 +1,223 @@
+//! Partners, keys, bearer authentication (secret keys and legacy JWTs), widget settings, and
+//! fail-closed storage errors.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use common::{Backend, FailingStore, Fixture, T0, contact};
+use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
+use rampart_core::{AuthMethod, Environment, ErrorKind, KeyRing, ManualClock, PartnerId, Service};
+use serde_json::json;
+
+const JWT_SECRET: &[u8] = b"0123456789abcdef0123456789abcdef-legacy";
+
+fn service(env: Environment) -> (Service, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = rampart_core::SqliteStore::open(dir.path().join("p.db")).unwrap();
+    let svc = Service::builder(store)
+        .master_keys(KeyRing::generate().unwrap())
+        .environment(env)
+        .jwt_secret(JWT_SECRET)
+        .build()
+        .unwrap();
+    (svc, dir)
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+}
+
+fn jwt(alg: Algorithm, key: &[u8], claims: serde_json::Value) -> String {
+    encode(&Header::new(alg), &claims, &EncodingKey::from_secret(key)).unwrap()
+}
+
+#[test]
+fn keys_have_the_documented_shape() {
+    let (svc, _d) = service(Environment::Sandbox);
+    let a = svc.create_partner("Acme", Environment::Sandbox).unwrap();
+    let b = svc.create_partner("Acme", Environment::Production).unwrap();
+    let sk = a.secret_key.expose();
+    assert!(sk.starts_with("sk_sandbox_") && sk.len() >= "sk_sandbox_".len() + 22, "{sk}");
+    assert!(a.publishable_key.starts_with("pk_sandbox_"));
+    assert!(b.secret_key.expose().starts_with("sk_production_"));
+    assert!(b.publishable_key.starts_with("pk_production_"));
+    assert_ne!(a.secret_key, b.secret_key);
+    assert!(!format!("{a:?}").contains(sk), "Debug must not print the secret key");
+    let p = svc.partner(&a.partner_id).unwrap();
+    assert_eq!(
+        (p.name.as_str(), p.environment, p.publishable_key.as_str()),
+        ("Acme", Environment::Sandbox, a.publishable_key.as_str())
+    );
+    for bad in ["", "   ", "nul\0"] {
+        assert_eq!(svc.create_partner(bad, Environment::Sandbox).unwrap_err().kind(), ErrorKind::InvalidInput);
+    }
+    assert_eq!(svc.partner_count().unwrap(), 2);
+}
+
+#[test]
+fn secret_keys_authenticate_in_their_environment_only() {
+    let (svc, _d) = service(Environment::Sandbox);
+    let a = svc.create_partner("Acme", Environment::Sandbox).unwrap();
+    let prod = svc.create_partner("Acme live", Environment::Production).unwrap();
+    let got = svc.authenticate(a.secret_key.expose()).unwrap();
+    assert_eq!((got.partner_id, got.method), (a.partner_id, AuthMethod::SecretKey));
+    let unauthorized = |bearer: &str| {
+        let e = svc.authenticate(bearer).unwrap_err();
+        assert_eq!((e.kind(), e.code(), e.message()), (ErrorKind::Unauthorized, 401, "Unauthorized"), "{bearer}");
+    };
+    unauthorized(prod.secret_key.expose());
+    unauthorized(&a.publishable_key);
+    unauthorized(&a.partner_id.to_string());
+    unauthorized("");
+    unauthorized("sk_sandbox_");
+    unauthorized(&format!("{}x", a.secret_key.expose()));
+    unauthorized(&a.secret_key.expose().replace("sk_sandbox_", "sk_production_"));
+}
+
+#[test]
+fn rotation_replaces_both_keys() {
+    let (svc, _d) = service(Environment::Sandbox);
+    let a = svc.create_partner("Acme", Environment::Sandbox).unwrap();
+    let b = svc.rotate_keys("ops", &a.partner_id).unwrap();
+    assert_eq!(b.partner_id, a.partner_id);
+    assert_ne!(b.publishable_key, a.publishable_key);
+    assert_eq!(svc.authenticate(a.secret_key.expose()).unwrap_err().kind(), ErrorKind::Unauthorized);
+    assert_eq!(svc.authenticate(b.secret_key.expose()).unwrap().partner_id, a.partner_id);
+    assert_eq!(svc.partner(&a.partner_id).unwrap().publishable_key, b.publishable_key);
+    assert_eq!(svc.rotate_keys("ops", &PartnerId::random()).unwrap_err().kind(), ErrorKind::PartnerNotFound);
+    assert_eq!(svc.audit_log().unwrap().last().unwrap().action, "partner.rotate_keys");
+}
+
+#[test]
+fn legacy_jwt() {
+    let (svc, _d) = service(Environment::Sandbox);
+    let a = svc.create_partner("Acme", Environment::Sandbox).unwrap();
+    let prod = svc.create_partner("Live", Environment::Production).unwrap();
+    let sub = a.partner_id.to_string();
+    let ok = |t: &str| svc.authenticate(t).unwrap();
+    let refused =
+        |t: &str, why: &str| assert_eq!(svc.authenticate(t).unwrap_err().kind(), ErrorKind::Unauthorized, "{why}");
+
+    let good = ok(&jwt(Algorithm::HS256, JWT_SECRET, json!({"sub": sub})));
+    assert_eq!((good.partner_id, good.method), (a.partner_id, AuthMethod::LegacyJwt));
+    ok(&jwt(Algorithm::HS256, JWT_SECRET, json!({"sub": sub, "exp": now() + 60, "nbf": now() - 60})));
+
+    refused(&jwt(Algorithm::HS256, b"another secret that is long enough!!", json!({"sub": sub})), "bad signature");
+    refused(&jwt(Algorithm::HS256, JWT_SECRET, json!({"sub": sub, "exp": now() - 10})), "expired");
+    refused(&jwt(Algorithm::HS256, JWT_SECRET, json!({"sub": sub, "nbf": now() + 600})), "not yet valid");
+    refused(&jwt(Algorithm::HS512, JWT_SECRET, json!({"sub": sub})), "HS512");
+    refused(&jwt(Algorithm::HS384, JWT_SECRET, json!({"sub": sub})), "HS384");
+    refused(&jwt(Algorithm::HS256, JWT_SECRET, json!({"exp": now() + 60})), "no sub");
+    refused(&jwt(Algorithm::HS256, JWT_SECRET, json!({"sub": "not-a-uuid"})), "sub not a UUID");
+    refused(&jwt(Algorithm::HS256, JWT_SECRET, json!({"sub": PartnerId::random().to_string()})), "unknown partner");
+    refused(&jwt(Algorithm::HS256, JWT_SECRET, json!({"sub": prod.partner_id.to_string()})), "other environment");
+    // alg: none, built by hand since no library will sign it.
+    let b64 = |v: serde_json::Value| {
+        use base64::Engine;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
+    };
+    let none = format!("{}.{}.", b64(json!({"alg": "none", "typ": "JWT"})), b64(json!({"sub": sub})));
+    refused(&none, "alg none");
+    let none_signed = format!("{none}c2lnbmF0dXJl");
+    refused(&none_signed, "alg none with a signature");
+    refused("a.b.c", "garbage");
+
+    // Without a JWT secret the legacy path is off.
+    let plain =
+        Service::builder(rampart_core::MemoryStore::new()).master_keys(KeyRing::generate().unwrap()).build().unwrap();
+    let p = plain.create_partner("Acme", Environment::Sandbox).unwrap();
+    let t = jwt(Algorithm::HS256, JWT_SECRET, json!({"sub": p.partner_id.to_string()}));
+    assert_eq!(plain.authenticate(&t).unwrap_err().kind(), ErrorKind::Unauthorized);
+}
+
+#[test]
+fn configuration_is_checked() {
+    let build = |f: &dyn Fn(rampart_core::ServiceBuilder) -> rampart_core::ServiceBuilder| {
+        f(Service::builder(rampart_core::MemoryStore::new()).master_keys(KeyRing::generate().unwrap())).build()
+    };
+    assert!(build(&|b| b).is_ok());
+    for (why, f) in [
+        ("short JWT secret", &(|b: rampart_core::ServiceBuilder| b.jwt_secret(b"short".to_vec())) as &dyn Fn(_) -> _),
+        ("window 3", &|b: rampart_core::ServiceBuilder| b.window(3)),
+        ("empty service name", &|b: rampart_core::ServiceBuilder| b.service_name("")),
+        ("colon in service name", &|b: rampart_core::ServiceBuilder| b.service_name("a:b")),
+    ] {
+        assert_eq!(build(f).unwrap_err().kind(), ErrorKind::Config, "{why}");
+    }
+    let e =
+        Service::builder(rampart_core::MemoryStore::new()).environment(Environment::Production).build().unwrap_err();
+    assert_eq!((e.kind(), e.message()), (ErrorKind::Config, "production refuses to start without a master key"));
+    let svc = build(&|b| b.service_name("Acme").jwt_secret(JWT_SECRET.to_vec())).unwrap();
+    let dbg = format!("{svc:?}");
+    assert!(dbg.contains("<redacted>") && !dbg.contains("legacy"), "{dbg}");
+}
+
+#[test]
+fn widget_settings() {
+    let f = Fixture::new(Backend::Sqlite);
+    assert_eq!(f.service.widget_text(&f.partner).unwrap(), None);
+    assert_eq!(f.service.widget_button_url(&f.partner).unwrap(), None);
+    assert_eq!(f.service.set_widget_text(&f.partner, "Back to Acme").unwrap(), "Back to Acme");
+    assert_eq!(
+        f.service.set_widget_button_url(&f.partner, "https://acme.example/done").unwrap(),
+        "https://acme.example/done"
+    );
+    assert_eq!(f.service.widget_text(&f.partner).unwrap().as_deref(), Some("Back to Acme"));
+    assert_eq!(f.service.widget_button_url(&f.partner).unwrap().as_deref(), Some("https://acme.example/done"));
+    let e = f.service.set_widget_text(&f.partner, "").unwrap_err();
+    assert_eq!((e.kind(), e.code()), (ErrorKind::WidgetTextInvalid, 400));
+    assert!(e.message().starts_with("widgetText "));
+    let e = f.service.set_widget_button_url(&f.partner, "https://u:p@acme.example/").unwrap_err();
+    assert_eq!((e.kind(), e.code()), (ErrorKind::WidgetButtonUrlInvalid, 400));
+    assert!(e.message().starts_with("widgetButtonURL "));
+    assert_eq!(f.service.widget_text(&f.partner).unwrap().as_deref(), Some("Back to Acme"), "nothing lost");
+    let other = f.service.create_partner("Other", Environment::Sandbox).unwrap().partner_id;
+    assert_eq!(f.service.widget_text(&other).unwrap(), None);
+    assert_eq!(f.service.set_widget_text(&PartnerId::random(), "x").unwrap_err().kind(), ErrorKind::PartnerNotFound);
+}
+
+#[test]
+fn storage_failures_fail_closed() {
+    let store = Arc::new(FailingStore::default());
+    let clock = Arc::new(ManualClock::new(T0));
+    let svc = Service::builder_shared(store.clone())
+        .master_keys(KeyRing::new(1, &[42; 32]))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let p = svc.create_partner("Acme", Environment::Sandbox).unwrap().partner_id;
+    let (enabled, pending) = (contact(), contact());
+    let s = rampart_core::totp::Secret::from_base32(&svc.create_2fa(&p, &enabled, None).unwrap().manual).unwrap();
+    let code = |steps: u64| rampart_core::totp::code_at(&s, T0 + steps * 30);
+    svc.enable_2fa(&p, &enabled, code(0).as_str()).unwrap();
+    let sp = rampart_core::totp::Secret::from_base32(&svc.create_2fa(&p, &pending, None).unwrap().manual).unwrap();
+    let pending_code = rampart_core::totp::code_at(&sp, T0);
+
+    let check = |r: Result<(), rampart_core::Error>, kind: ErrorKind, msg: &str| {
+        let e = r.unwrap_err();
+        assert_eq!((e.kind(), e.code(), e.message()), (kind, 500, msg));
+        assert!(e.cause().is_some(), "the cause is kept for the log");
+        assert!(!e.message().contains("injected"));
+    };
+    for flag in [&store.fail_reads, &store.fail_writes] {
+        flag.store(true, Ordering::SeqCst);
+        check(svc.create_2fa(&p, &contact(), None).map(drop), ErrorKind::CreateFailed, "Error enabling 2FA");
+        check(svc.enable_2fa(&p, &pending, pending_code.as_str()), ErrorKind::EnableFailed, "Error enabling 2FA");
+        check(svc.disable_2fa(&p, &enabled, code(1).as_str()), ErrorKind::DisableFailed, "Error disabling 2FA");
+        check(svc.verify_2fa(&p, &enabled, code(1).as_str()).map(drop), ErrorKind::VerifyFailed, "Error verifying 2FA");
+        check(svc.verify_2fa(&p, &enabled, "000000").map(drop), ErrorKind::VerifyFailed, "Error verifying 2FA");
+        flag.store(false, Ordering::SeqCst);
+    }
+    store.fail_reads.store(true, Ordering::SeqCst);
+    check(svc.status_2fa(&p, &enabled).map(drop), ErrorKind::StatusFailed, "Error getting 2FA");
+    check(svc.authenticate("sk_sandbox_x").map(drop), ErrorKind::Internal, "Internal server error");
+    check(svc.ping(), ErrorKind::Internal, "Internal server error");
+    store.fail_reads.store(false, Ordering::SeqCst);
+    // Nothing was lost or half-applied: the states are as before the failures.
+    assert!(svc.status_2fa(&p, &enabled).unwrap());
+    assert!(!svc.status_2fa(&p, &pending).unwrap());
+    svc.enable_2fa(&p, &pending, pending_code.as_str()).unwrap();
+    assert!(svc.verify_2fa(&p, &enabled, code(1).as_str()).unwrap().is_accepted());
+}
