@@ -27,5 +27,4 @@ fmt:
 	$(CARGO) fmt --all
 
 run:
-	@echo "The example server arrives with its own issue; until then try: make test"
-	@exit 1
+	$(CARGO) run --release --locked -p rampart-server -- --db ./rampart.db

@@ -1,0 +1,150 @@
+//! # rampart-server
+//!
+//! The example HTTP server: SPEC section 3 on [`rampart_core`], with axum and tokio.
+//!
+//! [`app`] builds the router over a shared [`Service`]; [`serve`] runs it on a listener until a
+//! shutdown future completes, letting in-flight requests finish. The binary (`src/main.rs`)
+//! adds the command line, the master key and the demo partner.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use rampart_core::{KeyRing, Service, SqliteStore};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let keys = KeyRing::load_or_generate("rampart.db.key".as_ref())?;
+//! let service = Service::builder(SqliteStore::open("rampart.db")?).master_keys(keys).build()?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! rampart_server::serve(listener, Arc::new(service), rampart_server::shutdown_signal()).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Conventions: every error body is `{"message": string, "code": int}` with the HTTP status
+//! equal to `code`; answers are checked in the order 401, 413, 400, then what the core says.
+//! Every core call runs on tokio's blocking pool. One log line per request (method, matched
+//! route, status, latency); never a query string, body, header, code, key or QR code.
+
+mod error;
+mod handlers;
+mod input;
+pub mod openapi;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::http::{HeaderValue, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Router, routing::post};
+use rampart_core::partner::bearer_token;
+use rampart_core::{AuthMethod, ErrorKind, Service};
+
+pub use error::ApiError;
+pub use input::MAX_BODY_BYTES;
+
+/// What every handler shares: the core service.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    /// The core; every call on it runs on the blocking pool.
+    pub service: Arc<Service>,
+}
+
+/// The router of SPEC section 3 (without the `/v1/widget/*` routes) over `service`.
+pub fn app(service: Arc<Service>) -> Router {
+    let state = AppState { service };
+    let partner_routes = Router::new()
+        .route("/v1/auth/create2fa", get(handlers::create_2fa))
+        .route("/v1/auth/enable2fa", post(handlers::enable_2fa))
+        .route("/v1/auth/disable2fa", post(handlers::disable_2fa))
+        .route("/v1/auth/verify2fa", post(handlers::verify_2fa))
+        .route("/v1/auth/2fa", get(handlers::status_2fa))
+        .route("/v1/users/widgetText", post(handlers::set_widget_text).get(handlers::widget_text))
+        .route("/v1/users/widgetButtonURL", post(handlers::set_widget_button_url).get(handlers::widget_button_url))
+        .route_layer(middleware::from_fn_with_state(state.clone(), authenticate));
+    Router::new()
+        .route("/healthz", get(handlers::healthz))
+        .route("/openapi.json", get(handlers::openapi))
+        .merge(partner_routes)
+        .fallback(error::not_found)
+        .method_not_allowed_fallback(error::method_not_allowed)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(log_request))
+        .with_state(state)
+}
+
+/// `Authorization: Bearer <secret key or JWT>`; anything else is 401. Runs before the body is
+/// read, so 401 comes before 413 and 400. Answers to a legacy JWT carry `Deprecation: true`.
+async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let bearer = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(bearer_token)
+        .map(|b| zeroize::Zeroizing::new(b.to_owned()));
+    let Some(bearer) = bearer else {
+        return ApiError::from(ErrorKind::Unauthorized).into_response();
+    };
+    let auth = match handlers::blocking(&state, ErrorKind::Internal, move |s| s.authenticate(&bearer)).await {
+        Ok(auth) => auth,
+        Err(e) => return e.into_response(),
+    };
+    req.extensions_mut().insert(auth);
+    let mut response = next.run(req).await;
+    if auth.method == AuthMethod::LegacyJwt {
+        response.headers_mut().insert("deprecation", HeaderValue::from_static("true"));
+    }
+    response
+}
+
+/// One line per request: method, matched route (never the query string), status, latency.
+async fn log_request(req: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let method = req.method().clone();
+    let route = req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned());
+    let response = next.run(req).await;
+    tracing::info!(
+        target: "rampart::http",
+        method = %method,
+        route = route.as_deref().unwrap_or("<unmatched>"),
+        status = response.status().as_u16(),
+        latency_us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
+        "request"
+    );
+    response
+}
+
+/// Serve [`app`] on `listener` until `shutdown` completes; requests in flight then finish.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    service: Arc<Service>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, app(service)).with_graceful_shutdown(shutdown).await
+}
+
+/// Completes on Ctrl-C (SIGINT) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut sig) => {
+                sig.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutdown signal received; finishing requests in flight");
+}

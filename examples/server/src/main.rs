@@ -1,0 +1,348 @@
+//! `rampart-server`: serve the API, or run a partner or operator command on the database.
+//!
+//! Every flag can also come from the environment as `RAMPART_<FLAG>` (`RAMPART_DB`,
+//! `RAMPART_LISTEN`, `RAMPART_JWT_SECRET`, ...). Logs go to stderr (filter with `RUST_LOG`,
+//! default `info`); stdout carries only what a command prints for its caller.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use rampart_core::{ContactId, Environment, KeyRing, PartnerCredentials, PartnerId, Service, SqliteStore};
+use serde_json::json;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+
+#[derive(Parser, Debug)]
+#[command(name = "rampart-server", version, about = "Rampart example HTTP server and operator commands")]
+struct Cli {
+    /// SQLite database file (created 0600 when missing).
+    #[arg(long, global = true, env = "RAMPART_DB", default_value = "./rampart.db")]
+    db: PathBuf,
+
+    /// Address to listen on.
+    #[arg(long, env = "RAMPART_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: String,
+
+    /// The environment served (and, for `partner create`, the new partner's environment).
+    #[arg(long, global = true, env = "RAMPART_ENVIRONMENT", value_enum, default_value_t = EnvironmentArg::Sandbox)]
+    environment: EnvironmentArg,
+
+    /// Service name; the default 2FA issuer is this followed by `2FA`.
+    #[arg(long, env = "RAMPART_SERVICE_NAME", default_value = "Rampart")]
+    service_name: String,
+
+    /// HS256 secret (at least 32 bytes) enabling legacy JWT authentication; off when absent.
+    #[arg(long, env = "RAMPART_JWT_SECRET", hide_env_values = true)]
+    jwt_secret: Option<String>,
+
+    /// Master key file (`id:hex` lines). Without it, sandbox uses `<db>.key` (generated 0600
+    /// when missing) and production refuses to start.
+    #[arg(long, global = true, env = "RAMPART_MASTER_KEY_FILE")]
+    master_key_file: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum EnvironmentArg {
+    Sandbox,
+    Production,
+}
+
+impl From<EnvironmentArg> for Environment {
+    fn from(e: EnvironmentArg) -> Self {
+        match e {
+            EnvironmentArg::Sandbox => Environment::Sandbox,
+            EnvironmentArg::Production => Environment::Production,
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Partner accounts and keys.
+    Partner {
+        #[command(subcommand)]
+        action: PartnerCommand,
+    },
+    /// Operator actions on a contact.
+    Contact {
+        #[command(subcommand)]
+        action: ContactCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum PartnerCommand {
+    /// Create a partner in `--environment`; prints {"superuserId","secretKey","publicKey","environment"}.
+    Create {
+        /// The partner's display name.
+        #[arg(long, env = "RAMPART_NAME")]
+        name: String,
+    },
+    /// Replace a partner's keys (the old ones stop working); prints the new keys.
+    RotateKeys(PartnerTarget),
+    /// Waive the KYC 2FA requirement for a partner's contacts.
+    #[command(name = "waive-2fa")]
+    Waive2fa(PartnerTarget),
+    /// Restore the KYC 2FA requirement.
+    #[command(name = "unwaive-2fa")]
+    Unwaive2fa(PartnerTarget),
+}
+
+#[derive(Subcommand, Debug)]
+enum ContactCommand {
+    /// Mark a contact KYC-passed (2FA becomes required unless waived).
+    MarkKyc(ContactTarget),
+    /// Clear a contact's KYC-passed mark.
+    UnmarkKyc(ContactTarget),
+    /// Clear a contact's failed attempts, lifting a lock or throttle.
+    ResetLock(ContactTarget),
+}
+
+#[derive(Args, Debug)]
+struct PartnerTarget {
+    /// The partner's id (superuserId).
+    #[arg(long, env = "RAMPART_PARTNER", value_parser = parse_partner)]
+    partner: PartnerId,
+    /// Who acts, for the audit log (default: $USER, else "operator").
+    #[arg(long, env = "RAMPART_OPERATOR")]
+    operator: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct ContactTarget {
+    /// The partner's id (superuserId).
+    #[arg(long, env = "RAMPART_PARTNER", value_parser = parse_partner)]
+    partner: PartnerId,
+    /// The contact's id.
+    #[arg(long, env = "RAMPART_CONTACT", value_parser = parse_contact)]
+    contact: ContactId,
+    /// Who acts, for the audit log (default: $USER, else "operator").
+    #[arg(long, env = "RAMPART_OPERATOR")]
+    operator: Option<String>,
+}
+
+fn parse_partner(s: &str) -> Result<PartnerId, String> {
+    PartnerId::parse(s).map_err(|_| "must be a UUID".to_owned())
+}
+
+fn parse_contact(s: &str) -> Result<ContactId, String> {
+    ContactId::parse(s).map_err(|_| "must be a UUID".to_owned())
+}
+
+fn operator_name(given: Option<String>) -> String {
+    given.or_else(|| std::env::var("USER").ok().filter(|u| !u.trim().is_empty())).unwrap_or_else(|| "operator".into())
+}
+
+type Failure = Box<dyn std::error::Error>;
+
+/// A core error with its cause, for the operator's terminal (never a secret: the core keeps
+/// secrets out of messages and causes).
+fn explain(e: rampart_core::Error) -> Failure {
+    match e.cause() {
+        Some(cause) => format!("{}: {cause}", e.message()).into(),
+        None => e.message().to_owned().into(),
+    }
+}
+
+fn init_tracing() {
+    let from_env = std::env::var("RUST_LOG").ok().filter(|s| !s.trim().is_empty());
+    let parsed = from_env.as_deref().map(str::parse::<Targets>);
+    let filter = match &parsed {
+        Some(Ok(t)) => t.clone(),
+        _ => Targets::new().with_default(tracing::Level::INFO),
+    };
+    let subscriber = tracing_subscriber::fmt().with_writer(std::io::stderr).finish().with(filter);
+    // Only fails when a subscriber is already set, which main never does.
+    let _ = tracing::subscriber::set_global_default(subscriber);
+    if let Some(Err(e)) = parsed {
+        tracing::warn!(error = %e, "RUST_LOG is not a valid filter; logging at info");
+    }
+}
+
+/// `<db>.key`: the sandbox master key file beside the database.
+fn default_key_path(db: &Path) -> PathBuf {
+    let mut name = OsString::from(db.as_os_str());
+    name.push(".key");
+    PathBuf::from(name)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "rampart-server failed");
+            eprintln!("rampart-server: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(mut cli: Cli) -> Result<(), Failure> {
+    match cli.command.take() {
+        None => serve(cli),
+        Some(Command::Partner { action }) => partner_command(&cli, action),
+        Some(Command::Contact { action }) => contact_command(&cli, action),
+    }
+}
+
+fn serve(cli: Cli) -> Result<(), Failure> {
+    let environment = Environment::from(cli.environment);
+    // Check the key before touching the database, so a refused start leaves nothing behind.
+    let keys = match (&cli.master_key_file, environment) {
+        (Some(path), _) => KeyRing::load(path).map_err(explain)?,
+        (None, Environment::Sandbox) => KeyRing::load_or_generate(&default_key_path(&cli.db)).map_err(explain)?,
+        (None, Environment::Production) => {
+            return Err("production refuses to start without a master key: pass --master-key-file PATH \
+                        (or set RAMPART_MASTER_KEY_FILE)"
+                .into());
+        }
+    };
+    let store = SqliteStore::open(&cli.db).map_err(|e| format!("cannot open database {}: {e}", cli.db.display()))?;
+    let mut builder =
+        Service::builder(store).master_keys(keys).environment(environment).service_name(cli.service_name.clone());
+    if let Some(secret) = cli.jwt_secret {
+        builder = builder.jwt_secret(secret.into_bytes());
+    }
+    let service = Arc::new(builder.build().map_err(explain)?);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&cli.listen)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", cli.listen))?;
+        let address = listener.local_addr()?;
+        if environment == Environment::Sandbox {
+            let svc = service.clone();
+            let created = tokio::task::spawn_blocking(move || -> rampart_core::Result<_> {
+                if svc.partner_count()? == 0 {
+                    svc.create_partner("Demo partner", Environment::Sandbox).map(Some)
+                } else {
+                    Ok(None)
+                }
+            })
+            .await?
+            .map_err(explain)?;
+            if let Some(creds) = created {
+                print_demo(&creds, address);
+            }
+        }
+        tracing::info!(%address, environment = environment.as_str(), db = %cli.db.display(), "listening");
+        rampart_server::serve(listener, service, rampart_server::shutdown_signal()).await?;
+        tracing::info!("stopped");
+        Ok(())
+    })
+}
+
+/// The one place a key is printed: to stdout, for the newcomer who just ran `make run`.
+fn print_demo(creds: &PartnerCredentials, address: std::net::SocketAddr) {
+    let mut reach = address;
+    if reach.ip().is_unspecified() {
+        reach.set_ip(match reach {
+            std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    let contact = uuid::Uuid::new_v4();
+    println!("No partner yet: created a sandbox demo partner. Its secret key is shown only this once.");
+    println!("  superuserId: {}", creds.partner_id);
+    println!("  secretKey:   {}", creds.secret_key.expose());
+    println!("  publicKey:   {}", creds.publishable_key);
+    println!("Create a 2FA secret for a contact:");
+    println!(
+        "  curl -s -H 'Authorization: Bearer {}' 'http://{reach}/v1/auth/create2fa?contactId={contact}'",
+        creds.secret_key.expose()
+    );
+}
+
+fn credentials_json(creds: &PartnerCredentials) -> serde_json::Value {
+    json!({
+        "superuserId": creds.partner_id.to_string(),
+        "secretKey": creds.secret_key.expose(),
+        "publicKey": creds.publishable_key,
+        "environment": creds.environment.as_str(),
+    })
+}
+
+/// A service for operator commands. They never seal or open a 2FA secret, so the master key
+/// is loaded only when one is configured or exists beside the database; otherwise a throwaway
+/// key satisfies the builder and no key file is written.
+fn operator_service(cli: &Cli) -> Result<Service, Failure> {
+    let keys = match &cli.master_key_file {
+        Some(path) => KeyRing::load(path).map_err(explain)?,
+        None => {
+            let beside = default_key_path(&cli.db);
+            if beside.exists() {
+                KeyRing::load(&beside).map_err(explain)?
+            } else {
+                KeyRing::generate().map_err(explain)?
+            }
+        }
+    };
+    let store = SqliteStore::open(&cli.db).map_err(|e| format!("cannot open database {}: {e}", cli.db.display()))?;
+    Service::builder(store).master_keys(keys).environment(cli.environment.into()).build().map_err(explain)
+}
+
+fn print_json(value: &serde_json::Value) {
+    println!("{value}");
+}
+
+fn partner_command(cli: &Cli, action: PartnerCommand) -> Result<(), Failure> {
+    let service = operator_service(cli)?;
+    match action {
+        PartnerCommand::Create { name } => {
+            let environment = Environment::from(cli.environment);
+            let creds = service.create_partner(&name, environment).map_err(explain)?;
+            tracing::info!(partner = %creds.partner_id, environment = environment.as_str(), "partner created");
+            print_json(&credentials_json(&creds));
+        }
+        PartnerCommand::RotateKeys(target) => {
+            let operator = operator_name(target.operator);
+            let creds = service.rotate_keys(&operator, &target.partner).map_err(explain)?;
+            tracing::info!(%operator, partner = %target.partner, "partner keys rotated");
+            print_json(&credentials_json(&creds));
+        }
+        PartnerCommand::Waive2fa(target) => set_waiver(&service, target, true)?,
+        PartnerCommand::Unwaive2fa(target) => set_waiver(&service, target, false)?,
+    }
+    Ok(())
+}
+
+fn set_waiver(service: &Service, target: PartnerTarget, waived: bool) -> Result<(), Failure> {
+    let operator = operator_name(target.operator);
+    service.set_2fa_waiver(&operator, &target.partner, waived).map_err(explain)?;
+    tracing::info!(%operator, partner = %target.partner, waived, "2FA waiver changed");
+    print_json(&json!({ "partnerId": target.partner.to_string(), "twoFactorWaived": waived }));
+    Ok(())
+}
+
+fn contact_command(cli: &Cli, action: ContactCommand) -> Result<(), Failure> {
+    let service = operator_service(cli)?;
+    let (target, kyc) = match action {
+        ContactCommand::MarkKyc(t) => (t, Some(true)),
+        ContactCommand::UnmarkKyc(t) => (t, Some(false)),
+        ContactCommand::ResetLock(t) => (t, None),
+    };
+    let operator = operator_name(target.operator);
+    let (partner, contact) = (target.partner, target.contact);
+    let output = match kyc {
+        Some(passed) => {
+            service.set_kyc_passed(&operator, &partner, &contact, passed).map_err(explain)?;
+            tracing::info!(%operator, %partner, %contact, passed, "contact KYC mark changed");
+            json!({ "partnerId": partner.to_string(), "contactId": contact.to_string(), "kycPassed": passed })
+        }
+        None => {
+            service.reset_lock(&operator, &partner, &contact).map_err(explain)?;
+            tracing::info!(%operator, %partner, %contact, "contact lock reset");
+            json!({ "partnerId": partner.to_string(), "contactId": contact.to_string(), "lockReset": true })
+        }
+    };
+    print_json(&output);
+    Ok(())
+}

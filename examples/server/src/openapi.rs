@@ -1,0 +1,217 @@
+//! The OpenAPI 3.1 document served at `GET /openapi.json`, written by hand. A test reads it
+//! from the running app and checks every documented route and response code against it.
+
+use serde_json::{Map, Value, json};
+
+/// What one documented response code means.
+fn describe(code: u16) -> &'static str {
+    match code {
+        200 => "Success",
+        400 => "Bad input; the message names the field",
+        401 => "Unauthorized, or (2FA) the token is missing or does not verify",
+        403 => "Must disable 2FA before creating a new one",
+        409 => "The contact's 2FA state does not allow this",
+        413 => "Request body is too large (over 64 KiB)",
+        423 => "2FA is locked after too many failed attempts",
+        429 => "Too many failed 2FA attempts; see Retry-After",
+        500 => "Server failure; the message is the operation's fixed one",
+        503 => "The store is unreachable",
+        _ => "See the message",
+    }
+}
+
+fn error_ref() -> Value {
+    json!({ "$ref": "#/components/schemas/Error" })
+}
+
+fn responses(success: Value, codes: &[u16]) -> Value {
+    let mut out = Map::new();
+    out.insert(
+        "200".into(),
+        json!({ "description": describe(200), "content": { "application/json": { "schema": success } } }),
+    );
+    for &code in codes {
+        let mut response = json!({
+            "description": describe(code),
+            "content": { "application/json": { "schema": error_ref() } },
+        });
+        if code == 429 {
+            response["headers"] = json!({
+                "Retry-After": { "description": "Whole seconds to wait", "schema": { "type": "integer" } }
+            });
+        }
+        out.insert(code.to_string(), response);
+    }
+    Value::Object(out)
+}
+
+fn message_schema(extra: Value) -> Value {
+    let mut properties = json!({
+        "message": { "type": "string" },
+        "code": { "type": "integer", "const": 200 },
+    });
+    let mut required = vec![json!("message"), json!("code")];
+    if let Value::Object(extra) = extra {
+        for (k, v) in extra {
+            required.push(Value::String(k.clone()));
+            properties[&k] = v;
+        }
+    }
+    json!({ "type": "object", "properties": properties, "required": required })
+}
+
+fn contact_query() -> Value {
+    json!({
+        "name": "contactId", "in": "query", "required": true,
+        "description": "The contact's hyphenated UUID (any case)",
+        "schema": { "type": "string", "format": "uuid" }
+    })
+}
+
+fn body(properties: Value, required: &[&str]) -> Value {
+    json!({
+        "required": true,
+        "content": { "application/json": { "schema": {
+            "type": "object", "properties": properties, "required": required
+        } } }
+    })
+}
+
+fn token_body() -> Value {
+    body(
+        json!({
+            "contactId": { "type": "string", "format": "uuid" },
+            "token": {
+                "description": "The 6-digit code as a string (\"123456\", \"123 456\") or an integer; \
+                    any other value is answered as a wrong code",
+            }
+        }),
+        &["contactId"],
+    )
+}
+
+/// Codes of enable, disable and verify.
+const ATTEMPT_CODES: &[u16] = &[400, 401, 409, 413, 423, 429, 500];
+
+fn attempt(summary: &str, id: &str, message: &str) -> Value {
+    json!({
+        "summary": summary,
+        "operationId": id,
+        "tags": ["2FA"],
+        "security": [{ "bearer": [] }],
+        "requestBody": token_body(),
+        "responses": responses(message_schema(json!({})), ATTEMPT_CODES),
+        "x-success-message": message,
+    })
+}
+
+/// The document.
+pub fn document() -> Value {
+    let nullable_string = json!({ "type": ["string", "null"] });
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Rampart example server",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "TOTP two-factor authentication for a partner's contacts and the partner's \
+                widget confirmation-screen settings. Every error body is {\"message\", \"code\"} and the \
+                HTTP status equals code. Unknown paths answer 404, wrong methods 405, both as JSON.",
+        },
+        "components": {
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http", "scheme": "bearer",
+                    "description": "A secret key (sk_<environment>_...) or, deprecated, an HS256 JWT \
+                        whose sub is the partner id; answers to a JWT carry Deprecation: true",
+                }
+            },
+            "schemas": {
+                "Error": {
+                    "type": "object",
+                    "properties": { "message": { "type": "string" }, "code": { "type": "integer" } },
+                    "required": ["message", "code"],
+                }
+            }
+        },
+        "paths": {
+            "/v1/auth/create2fa": { "get": {
+                "summary": "Create a pending 2FA secret for a contact",
+                "operationId": "create2fa",
+                "tags": ["2FA"],
+                "security": [{ "bearer": [] }],
+                "parameters": [contact_query(), {
+                    "name": "twoFactorIssuer", "in": "query", "required": false,
+                    "description": "1 to 64 characters without ':' or control characters; empty means the default",
+                    "schema": { "type": "string" }
+                }],
+                "responses": responses(message_schema(json!({
+                    "details": {
+                        "type": "object",
+                        "properties": {
+                            "qrCode": { "type": "string", "description": "data:image/png;base64,..." },
+                            "manual": { "type": "string", "description": "The secret in unpadded base32" },
+                        },
+                        "required": ["qrCode", "manual"],
+                    }
+                })), &[400, 401, 403, 500]),
+            } },
+            "/v1/auth/enable2fa": { "post": attempt("Confirm the pending secret with a code", "enable2fa", "Successfully enabled 2fa!") },
+            "/v1/auth/disable2fa": { "post": attempt("Turn 2FA off with a code", "disable2fa", "Successfully disbaled 2fa!") },
+            "/v1/auth/verify2fa": { "post": attempt("Check a code for a login or purchase (extension)", "verify2fa", "2FA token is valid.") },
+            "/v1/auth/2fa": { "get": {
+                "summary": "Whether 2FA is enabled for a contact",
+                "operationId": "status2fa",
+                "tags": ["2FA"],
+                "security": [{ "bearer": [] }],
+                "parameters": [contact_query()],
+                "responses": responses(message_schema(json!({ "status": { "type": "boolean" } })), &[400, 401, 500]),
+            } },
+            "/v1/users/widgetText": {
+                "post": {
+                    "summary": "Set the confirmation-screen button text",
+                    "operationId": "setWidgetText",
+                    "tags": ["Widget settings"],
+                    "security": [{ "bearer": [] }],
+                    "requestBody": body(json!({ "widgetText": { "type": "string", "minLength": 1, "maxLength": 64 } }), &["widgetText"]),
+                    "responses": responses(message_schema(json!({})), &[400, 401, 413, 500]),
+                },
+                "get": {
+                    "summary": "The confirmation-screen button text",
+                    "operationId": "getWidgetText",
+                    "tags": ["Widget settings"],
+                    "security": [{ "bearer": [] }],
+                    "responses": responses(message_schema(json!({ "widgetText": nullable_string })), &[401, 500]),
+                },
+            },
+            "/v1/users/widgetButtonURL": {
+                "post": {
+                    "summary": "Set the confirmation-screen button URL",
+                    "operationId": "setWidgetButtonURL",
+                    "tags": ["Widget settings"],
+                    "security": [{ "bearer": [] }],
+                    "requestBody": body(json!({ "widgetButtonURL": { "type": "string", "format": "uri", "maxLength": 2048 } }), &["widgetButtonURL"]),
+                    "responses": responses(message_schema(json!({})), &[400, 401, 413, 500]),
+                },
+                "get": {
+                    "summary": "The confirmation-screen button URL",
+                    "operationId": "getWidgetButtonURL",
+                    "tags": ["Widget settings"],
+                    "security": [{ "bearer": [] }],
+                    "responses": responses(message_schema(json!({ "widgetButtonURL": nullable_string })), &[401, 500]),
+                },
+            },
+            "/openapi.json": { "get": {
+                "summary": "This document",
+                "operationId": "openapi",
+                "tags": ["Server"],
+                "responses": { "200": { "description": "The OpenAPI 3.1 document", "content": { "application/json": {} } } },
+            } },
+            "/healthz": { "get": {
+                "summary": "Whether the store is reachable",
+                "operationId": "healthz",
+                "tags": ["Server"],
+                "responses": responses(message_schema(json!({})), &[503]),
+            } },
+        }
+    })
+}
