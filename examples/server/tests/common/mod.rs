@@ -1,0 +1,284 @@
+//! Shared test harness: the app on 127.0.0.1 (port 0) with a controlled clock, a real HTTP
+//! client, and helpers to read answers and compute codes.
+#![allow(dead_code)] // each test binary uses a different part of the harness
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rampart_core::store::{AuditEvent, ContactRecord, PartnerRecord, StoreError};
+use rampart_core::totp::{self, Secret};
+use rampart_core::{
+    ContactId, Environment, KeyRing, ManualClock, MemoryStore, PartnerCredentials, PartnerId, Service, Store,
+};
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// A fixed start time (Unix seconds) for the manual clock.
+pub const T0: u64 = 1_700_000_010;
+
+/// A JWT secret of the required length.
+pub const JWT_SECRET: &[u8] = b"an-hs256-secret-of-at-least-32-bytes!!";
+
+/// A running app.
+pub struct Server {
+    pub base: String,
+    pub service: Arc<Service>,
+    pub clock: Arc<ManualClock>,
+    pub client: reqwest::Client,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+/// An answer: status, headers and the body as JSON (`Value::Null` when it is not JSON).
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub text: String,
+    pub body: Value,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Assert an error answer `{"message","code"}` with exactly these two fields.
+    #[track_caller]
+    pub fn assert_error(&self, code: u16, message: &str) {
+        assert_eq!(self.status, code, "status of {}", self.text);
+        assert_eq!(self.body, serde_json::json!({ "message": message, "code": code }), "body");
+    }
+
+    /// Assert a plain success `{"message","code":200}`.
+    #[track_caller]
+    pub fn assert_ok(&self, message: &str) {
+        self.assert_error(200, message);
+    }
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().expect("client")
+}
+
+/// Options for a test service.
+pub struct Setup {
+    pub environment: Environment,
+    pub jwt: bool,
+    pub store: Arc<dyn Store>,
+    pub keys: KeyRing,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Self {
+            environment: Environment::Sandbox,
+            jwt: false,
+            store: Arc::new(MemoryStore::new()),
+            keys: KeyRing::generate().expect("keys"),
+        }
+    }
+}
+
+impl Setup {
+    pub fn build(self, clock: Arc<ManualClock>) -> Service {
+        let mut b =
+            Service::builder_shared(self.store).master_keys(self.keys).environment(self.environment).clock(clock);
+        if self.jwt {
+            b = b.jwt_secret(JWT_SECRET.to_vec());
+        }
+        b.build().expect("service")
+    }
+
+    pub async fn start(self) -> Server {
+        let clock = Arc::new(ManualClock::new(T0));
+        let service = Arc::new(self.build(clock.clone()));
+        Server::start(service, clock).await
+    }
+}
+
+impl Server {
+    /// A sandbox app on a memory store.
+    pub async fn sandbox() -> Self {
+        Setup::default().start().await
+    }
+
+    pub async fn start(service: Arc<Service>, clock: Arc<ManualClock>) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(rampart_server::serve(listener, service.clone(), async move {
+            let _ = rx.await;
+        }));
+        Self { base, service, clock, client: client(), shutdown: Some(tx), task: Some(task) }
+    }
+
+    /// Stop gracefully and wait for the server to finish.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.expect("server task").expect("server result");
+        }
+    }
+
+    /// A new partner of the server's environment and its secret key.
+    pub fn partner(&self) -> (PartnerId, String) {
+        let env = self.service.config().environment;
+        let creds = self.service.create_partner("Test partner", env).expect("partner");
+        (creds.partner_id, creds.secret_key.expose().to_owned())
+    }
+
+    pub fn credentials(&self, env: Environment) -> PartnerCredentials {
+        self.service.create_partner("Test partner", env).expect("partner")
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn send(&self, req: reqwest::RequestBuilder) -> Reply {
+        let resp = req.send().await.expect("request");
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.expect("body");
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Reply { status, headers, text, body }
+    }
+
+    pub async fn get(&self, path: &str, key: Option<&str>) -> Reply {
+        let mut req = self.client.get(self.url(path));
+        if let Some(k) = key {
+            req = req.bearer_auth(k);
+        }
+        self.send(req).await
+    }
+
+    pub async fn post_raw(&self, path: &str, key: Option<&str>, body: impl Into<reqwest::Body>) -> Reply {
+        let mut req = self.client.post(self.url(path)).header("content-type", "application/json").body(body);
+        if let Some(k) = key {
+            req = req.bearer_auth(k);
+        }
+        self.send(req).await
+    }
+
+    pub async fn post(&self, path: &str, key: Option<&str>, body: &Value) -> Reply {
+        self.post_raw(path, key, body.to_string()).await
+    }
+
+    pub async fn create(&self, key: &str, contact: &str) -> Reply {
+        self.get(&format!("/v1/auth/create2fa?contactId={contact}"), Some(key)).await
+    }
+
+    /// Create and return the secret from `manual`.
+    pub async fn create_secret(&self, key: &str, contact: &str) -> Secret {
+        let r = self.create(key, contact).await;
+        assert_eq!(r.status, 200, "{}", r.text);
+        Secret::from_base32(r.body["details"]["manual"].as_str().expect("manual")).expect("base32")
+    }
+
+    pub async fn attempt(&self, op: &str, key: &str, contact: &str, token: Value) -> Reply {
+        let body = serde_json::json!({ "contactId": contact, "token": token });
+        self.post(&format!("/v1/auth/{op}"), Some(key), &body).await
+    }
+
+    pub async fn status(&self, key: &str, contact: &str) -> Reply {
+        self.get(&format!("/v1/auth/2fa?contactId={contact}"), Some(key)).await
+    }
+
+    /// The code for `secret` now (on the manual clock).
+    pub fn code(&self, secret: &Secret) -> String {
+        use rampart_core::Clock;
+        totp::code_at(secret, self.clock.now())
+    }
+
+    /// Create and enable 2FA for a contact; returns the secret. Moves the clock to the next step
+    /// so the enabling code's step is behind.
+    pub async fn enabled(&self, key: &str, contact: &str) -> Secret {
+        let secret = self.create_secret(key, contact).await;
+        let code = self.code(&secret);
+        self.attempt("enable2fa", key, contact, code.into()).await.assert_ok("Successfully enabled 2fa!");
+        self.clock.advance(totp::STEP_SECONDS);
+        secret
+    }
+}
+
+/// A fresh contact id.
+pub fn contact() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// A wrong code for `secret` at `now` (differs from every code in the window).
+pub fn wrong_code(secret: &Secret, now: u64) -> String {
+    let valid: Vec<String> = (0..=4).map(|i| totp::code_at(secret, now - 60 + i * 30)).collect();
+    (0..1_000_000).map(|n| format!("{n:06}")).find(|c| !valid.contains(c)).expect("a wrong code")
+}
+
+/// A store whose contact operations and ping fail on demand (partners keep working, so
+/// requests still authenticate).
+#[derive(Debug, Default)]
+pub struct FailingStore {
+    inner: MemoryStore,
+    pub failing: AtomicBool,
+}
+
+impl FailingStore {
+    fn check(&self) -> Result<(), StoreError> {
+        if self.failing.load(Ordering::SeqCst) {
+            Err(StoreError::Backend("disk I/O error: secret-cause-detail".into()))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl Store for FailingStore {
+    fn insert_partner(&self, partner: &PartnerRecord) -> Result<(), StoreError> {
+        self.inner.insert_partner(partner)
+    }
+    fn partner(&self, id: &PartnerId) -> Result<Option<PartnerRecord>, StoreError> {
+        self.inner.partner(id)
+    }
+    fn partner_by_secret_key_hash(&self, hash: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError> {
+        self.inner.partner_by_secret_key_hash(hash)
+    }
+    fn update_partner(
+        &self,
+        id: &PartnerId,
+        f: &mut dyn FnMut(&mut PartnerRecord) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.check()?;
+        self.inner.update_partner(id, f)
+    }
+    fn count_partners(&self) -> Result<u64, StoreError> {
+        self.inner.count_partners()
+    }
+    fn contact(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<ContactRecord>, StoreError> {
+        self.check()?;
+        self.inner.contact(partner, contact)
+    }
+    fn update_contact(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        f: &mut dyn FnMut(&mut ContactRecord) -> bool,
+    ) -> Result<(), StoreError> {
+        self.check()?;
+        self.inner.update_contact(partner, contact, f)
+    }
+    fn kyc_contacts_without_2fa(&self, partner: &PartnerId) -> Result<Vec<ContactId>, StoreError> {
+        self.inner.kyc_contacts_without_2fa(partner)
+    }
+    fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError> {
+        self.inner.append_audit(event)
+    }
+    fn audit_log(&self) -> Result<Vec<AuditEvent>, StoreError> {
+        self.inner.audit_log()
+    }
+    fn ping(&self) -> Result<(), StoreError> {
+        self.check()?;
+        self.inner.ping()
+    }
+}
