@@ -861,3 +861,41 @@ impl ServerExt for Server {
         self.service.authenticate(key).unwrap().partner_id
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graceful_shutdown_lets_a_request_in_flight_finish() {
+    use std::io::{Read, Write};
+    let s = Server::sandbox().await;
+    let (_, key) = s.partner();
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let body = json!({ "contactId": contact(), "token": "" }).to_string();
+    let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    // A client that sends the headers and half the body, then waits.
+    let client = tokio::task::spawn_blocking(move || {
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        let head = format!(
+            "POST /v1/auth/disable2fa HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+        stream.write_all(&body.as_bytes()[..5]).unwrap();
+        started_tx.send(()).unwrap();
+        go_rx.recv().unwrap();
+        stream.write_all(&body.as_bytes()[5..]).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+    });
+    started_rx.await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let stop = tokio::spawn(s.stop());
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!stop.is_finished(), "the server waits for the request in flight");
+    go_tx.send(()).unwrap();
+    let answer = client.await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 409"), "{answer}");
+    assert!(answer.ends_with(r#"{"message":"2FA is not enabled","code":409}"#), "{answer}");
+    stop.await.unwrap();
+}

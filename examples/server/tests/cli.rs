@@ -1,0 +1,414 @@
+//! The built `rampart-server` binary: partner and operator commands, the production start
+//! check, a first start with its demo partner, logs without secrets, SIGTERM and a restart.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use rampart_core::totp::{self, Secret};
+use rampart_core::{ContactId, ErrorKind, KeyRing, ManualClock, PartnerId, Service, SqliteStore};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rampart-server");
+
+/// The binary with a clean environment: no inherited `RAMPART_*` and an explicit log filter.
+fn command() -> Command {
+    let mut c = Command::new(BIN);
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("RAMPART_") {
+            c.env_remove(name);
+        }
+    }
+    c.env("RUST_LOG", "info").env("USER", "tester").stdin(Stdio::null());
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    command().args(args).output().expect("run rampart-server")
+}
+
+fn stdout_json(out: &Output) -> Value {
+    assert!(out.status.success(), "exit {:?}; stderr: {}", out.status, String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout.clone()).expect("utf-8");
+    assert_eq!(text.lines().count(), 1, "exactly one line on stdout: {text:?}");
+    let value: Value = serde_json::from_str(&text).expect("stdout is one JSON value");
+    assert!(value.is_object());
+    value
+}
+
+fn create_partner(db: &Path, env: &str) -> Value {
+    stdout_json(&run(&["partner", "create", "--db", db.to_str().unwrap(), "--name", "Acme", "--environment", env]))
+}
+
+/// A service on the same database for checking what the binary did. The commands under test
+/// never open sealed secrets, so any key will do.
+fn open(db: &Path) -> Service {
+    Service::builder(SqliteStore::open(db).unwrap()).master_keys(KeyRing::generate().unwrap()).build().unwrap()
+}
+
+#[test]
+fn partner_create_prints_exactly_one_json_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    for env in ["sandbox", "production"] {
+        let v = create_partner(&db, env);
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys.len(), 4);
+        for k in ["superuserId", "secretKey", "publicKey", "environment"] {
+            assert!(v[k].is_string(), "{k} in {v}");
+        }
+        assert_eq!(v["environment"], json!(env));
+        assert!(v["secretKey"].as_str().unwrap().starts_with(&format!("sk_{env}_")));
+        assert!(v["publicKey"].as_str().unwrap().starts_with(&format!("pk_{env}_")));
+        PartnerId::parse(v["superuserId"].as_str().unwrap()).unwrap();
+    }
+    // Flags come from RAMPART_* too.
+    let other = dir.path().join("other.db");
+    let out = command()
+        .args(["partner", "create"])
+        .env("RAMPART_DB", &other)
+        .env("RAMPART_NAME", "From env")
+        .env("RAMPART_ENVIRONMENT", "production")
+        .output()
+        .unwrap();
+    let v = stdout_json(&out);
+    assert_eq!(v["environment"], json!("production"));
+    let service = open(&other);
+    let partner = service.partner(&PartnerId::parse(v["superuserId"].as_str().unwrap()).unwrap()).unwrap();
+    assert_eq!(partner.name, "From env");
+    // Operator commands need no key file and do not create one.
+    assert!(!dir.path().join("r.db.key").exists());
+    // Bad input fails without a JSON line on stdout.
+    let out = run(&["partner", "create", "--db", db.to_str().unwrap(), "--name", " ", "--environment", "sandbox"]);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("name must be 1 to 200 characters"));
+    let out = run(&["partner", "create", "--db", db.to_str().unwrap(), "--name", "x", "--environment", "staging"]);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn operator_commands_change_state_and_are_audit_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let dbs = db.to_str().unwrap();
+    let created = create_partner(&db, "sandbox");
+    let partner_text = created["superuserId"].as_str().unwrap().to_owned();
+    let partner = PartnerId::parse(&partner_text).unwrap();
+    let old_key = created["secretKey"].as_str().unwrap().to_owned();
+    let contact_text = common::contact();
+    let contact = ContactId::parse(&contact_text).unwrap();
+
+    // Five failed attempts, made in-process on the same database.
+    {
+        let clock = std::sync::Arc::new(ManualClock::new(common::T0));
+        let service = Service::builder(SqliteStore::open(&db).unwrap())
+            .master_keys(KeyRing::generate().unwrap())
+            .clock(clock)
+            .build()
+            .unwrap();
+        service.create_2fa(&partner, &contact, None).unwrap();
+        for _ in 0..5 {
+            assert_eq!(service.enable_2fa(&partner, &contact, "abc").unwrap_err().kind(), ErrorKind::TokenFailed);
+        }
+        assert_eq!(service.store().contact(&partner, &contact).unwrap().unwrap().failures, 5);
+    }
+
+    let p = ["--db", dbs, "--partner", &partner_text];
+    let pc = ["--db", dbs, "--partner", &partner_text, "--contact", &contact_text];
+    let with = |base: &[&str], cmd: &[&str], extra: &[&str]| -> Output {
+        let args: Vec<&str> = cmd.iter().chain(base).chain(extra).copied().collect();
+        run(&args)
+    };
+
+    let v = stdout_json(&with(&pc, &["contact", "mark-kyc"], &["--operator", "alice"]));
+    assert_eq!(v, json!({ "partnerId": partner_text, "contactId": contact_text, "kycPassed": true }));
+    assert!(open(&db).is_2fa_required(&partner, &contact).unwrap());
+
+    let v = stdout_json(&with(&p, &["partner", "waive-2fa"], &["--operator", "alice"]));
+    assert_eq!(v, json!({ "partnerId": partner_text, "twoFactorWaived": true }));
+    assert!(!open(&db).is_2fa_required(&partner, &contact).unwrap());
+    let v = stdout_json(&with(&p, &["partner", "unwaive-2fa"], &[]));
+    assert_eq!(v["twoFactorWaived"], json!(false));
+    assert!(open(&db).is_2fa_required(&partner, &contact).unwrap());
+
+    let v = stdout_json(&with(&pc, &["contact", "unmark-kyc"], &[]));
+    assert_eq!(v["kycPassed"], json!(false));
+    assert!(!open(&db).is_2fa_required(&partner, &contact).unwrap());
+
+    let v = stdout_json(&with(&pc, &["contact", "reset-lock"], &["--operator", "bob"]));
+    assert_eq!(v, json!({ "partnerId": partner_text, "contactId": contact_text, "lockReset": true }));
+    assert_eq!(open(&db).store().contact(&partner, &contact).unwrap().unwrap().failures, 0);
+
+    let v = stdout_json(&with(&p, &["partner", "rotate-keys"], &["--operator", "carol"]));
+    assert_eq!(v["superuserId"], json!(partner_text));
+    let new_key = v["secretKey"].as_str().unwrap();
+    assert_ne!(new_key, old_key);
+    let service = open(&db);
+    assert_eq!(service.authenticate(&old_key).unwrap_err().kind(), ErrorKind::Unauthorized);
+    assert_eq!(service.authenticate(new_key).unwrap().partner_id, partner);
+
+    let log: Vec<(String, String)> = service.audit_log().unwrap().into_iter().map(|e| (e.operator, e.action)).collect();
+    let expected = [
+        ("alice", "contact.mark_kyc"),
+        ("alice", "partner.waive_2fa"),
+        ("tester", "partner.unwaive_2fa"),
+        ("tester", "contact.unmark_kyc"),
+        ("bob", "contact.reset_lock"),
+        ("carol", "partner.rotate_keys"),
+    ];
+    let expected: Vec<(String, String)> = expected.iter().map(|(o, a)| ((*o).to_owned(), (*a).to_owned())).collect();
+    assert_eq!(log, expected);
+
+    // Unknown partner: a clear failure, nothing on stdout.
+    let unknown = uuid::Uuid::new_v4().to_string();
+    let out = run(&["partner", "waive-2fa", "--db", dbs, "--partner", &unknown]);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Partner not found"));
+    let out = run(&["contact", "reset-lock", "--db", dbs, "--partner", "nope", "--contact", &contact_text]);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn production_refuses_to_start_without_a_master_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prod.db");
+    let out = run(&["--environment", "production", "--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0"]);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("production refuses to start without a master key"), "{stderr}");
+    assert!(!db.exists(), "a refused start leaves no database behind");
+    assert!(!dir.path().join("prod.db.key").exists());
+    // The same through the environment.
+    let out = command()
+        .env("RAMPART_ENVIRONMENT", "production")
+        .env("RAMPART_DB", &db)
+        .env("RAMPART_LISTEN", "127.0.0.1:0")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    // A missing key file is refused as well.
+    let missing = dir.path().join("missing.key");
+    let out = run(&[
+        "--environment",
+        "production",
+        "--db",
+        db.to_str().unwrap(),
+        "--master-key-file",
+        missing.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read master key file"));
+}
+
+/// A running binary whose output lines are collected as they come.
+struct Running {
+    child: Child,
+    lines: mpsc::Receiver<(bool, String)>,
+    stdout: Vec<String>,
+    stderr: Vec<String>,
+}
+
+impl Running {
+    fn start(args: &[&str]) -> Self {
+        Self::start_with(command().args(args))
+    }
+
+    fn start_with(cmd: &mut Command) -> Self {
+        let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+        let (tx, rx) = mpsc::channel();
+        let out = child.stdout.take().unwrap();
+        let err = child.stderr.take().unwrap();
+        for (is_err, reader) in [(false, Box::new(out) as Box<dyn std::io::Read + Send>), (true, Box::new(err))] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(reader).lines().map_while(Result::ok) {
+                    if tx.send((is_err, line)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        Self { child, lines: rx, stdout: Vec::new(), stderr: Vec::new() }
+    }
+
+    fn take(&mut self, timeout: Duration) -> bool {
+        match self.lines.recv_timeout(timeout) {
+            Ok((true, line)) => {
+                self.stderr.push(line);
+                true
+            }
+            Ok((false, line)) => {
+                self.stdout.push(line);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Wait for the "listening" log line and return the address.
+    fn address(&mut self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(line) = self.stderr.iter().find(|l| l.contains(" listening ")) {
+                let addr = line.split("address=").nth(1).expect("address field");
+                return addr.split_whitespace().next().unwrap().to_owned();
+            }
+            assert!(Instant::now() < deadline, "no listening line; stderr: {:?}", self.stderr);
+            self.take(Duration::from_millis(200));
+        }
+    }
+
+    /// SIGTERM, then wait for a clean exit and collect the rest of the output.
+    fn terminate(mut self) -> (Vec<String>, Vec<String>) {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "server did not stop on SIGTERM");
+            self.take(Duration::from_millis(50));
+        };
+        while self.take(Duration::from_millis(200)) {}
+        assert!(status.success(), "exit {status:?}; stderr: {:?}", self.stderr);
+        (std::mem::take(&mut self.stdout), std::mem::take(&mut self.stderr))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn real_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+}
+
+#[cfg(unix)]
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[tokio::test]
+async fn first_start_prints_a_demo_partner_and_a_working_curl_line_then_restarts_with_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rampart.db");
+    let dbs = db.to_str().unwrap();
+    let mut server = Running::start(&["--db", dbs, "--listen", "127.0.0.1:0"]);
+    let address = server.address();
+    while !server.stdout.iter().any(|l| l.contains("curl")) {
+        assert!(server.take(Duration::from_secs(10)), "no curl line; stdout: {:?}", server.stdout);
+    }
+    let curl = server.stdout.iter().find(|l| l.contains("curl")).unwrap().clone();
+    // curl -s -H 'Authorization: Bearer sk_...' 'http://127.0.0.1:PORT/v1/auth/create2fa?contactId=...'
+    let quoted: Vec<&str> = curl.split('\'').collect();
+    assert_eq!(quoted.len(), 5, "{curl}");
+    let key = quoted[1].strip_prefix("Authorization: Bearer ").expect("bearer header").to_owned();
+    let url = quoted[3].to_owned();
+    assert!(key.starts_with("sk_sandbox_"));
+    assert!(url.starts_with(&format!("http://{address}/v1/auth/create2fa?contactId=")), "{url}");
+    assert!(server.stdout.iter().any(|l| l.contains(&key) && l.contains("secretKey")));
+    assert!(server.stdout.iter().any(|l| l.contains("publicKey") && l.contains("pk_sandbox_")));
+    #[cfg(unix)]
+    {
+        assert_eq!(mode(&dir.path().join("rampart.db.key")), 0o600);
+        assert_eq!(mode(&db), 0o600);
+    }
+
+    // Paste the curl line: a QR code.
+    let client = common::client();
+    let resp = client.get(&url).header("authorization", format!("Bearer {key}")).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    assert_eq!(resp.headers()["cache-control"], "no-store");
+    let body: Value = resp.json().await.unwrap();
+    assert!(body["details"]["qrCode"].as_str().unwrap().starts_with("data:image/png;base64,"));
+    let manual = body["details"]["manual"].as_str().unwrap().to_owned();
+    let contact = url.split("contactId=").nth(1).unwrap().to_owned();
+    let secret = Secret::from_base32(&manual).unwrap();
+    let code = totp::code_at(&secret, real_now());
+    let base = format!("http://{address}");
+    let resp = client
+        .post(format!("{base}/v1/auth/enable2fa"))
+        .bearer_auth(&key)
+        .json(&json!({ "contactId": contact, "token": code }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    assert_eq!(resp.json::<Value>().await.unwrap(), json!({ "message": "Successfully enabled 2fa!", "code": 200 }));
+
+    let (stdout, stderr) = server.terminate();
+    // Logs: one line per request, never a key, code, secret, QR data or query string.
+    let log = stderr.join("\n");
+    for secret_text in [key.as_str(), manual.as_str(), code.as_str(), "data:image", "otpauth", "contactId=", "Bearer"] {
+        assert!(!log.contains(secret_text), "log holds {secret_text:?}:\n{log}");
+    }
+    assert!(log.contains(r#"method=GET route="/v1/auth/create2fa" status=200"#), "{log}");
+    assert!(log.contains(r#"method=POST route="/v1/auth/enable2fa" status=200"#), "{log}");
+    assert_eq!(stderr.iter().filter(|l| l.contains("rampart::http")).count(), 2);
+    assert!(log.contains("shutdown signal received"));
+    // The key appears on stdout only in the demo block.
+    assert!(stdout.iter().filter(|l| l.contains(&key)).count() == 2);
+
+    // Restart on the same database and key file: no new demo partner, state kept.
+    let mut server = Running::start(&["--db", dbs, "--listen", "127.0.0.1:0"]);
+    let address = server.address();
+    let resp =
+        client.get(format!("http://{address}/v1/auth/2fa?contactId={contact}")).bearer_auth(&key).send().await.unwrap();
+    assert_eq!(resp.json::<Value>().await.unwrap(), json!({ "message": "2FA is true.", "code": 200, "status": true }));
+    let (stdout, _) = server.terminate();
+    assert!(stdout.is_empty(), "{stdout:?}");
+}
+
+#[tokio::test]
+async fn production_starts_with_a_key_file_and_uses_the_jwt_secret_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prod.db");
+    let key_file = dir.path().join("master.key");
+    std::fs::write(&key_file, format!("1:{}\n", "ab".repeat(32))).unwrap();
+    let partner = create_partner(&db, "production");
+    let id = partner["superuserId"].as_str().unwrap();
+    let jwt_secret = "a-legacy-jwt-secret-of-32-bytes-or-more";
+    let mut server = Running::start_with(
+        command()
+            .args(["--environment", "production", "--listen", "127.0.0.1:0"])
+            .env("RAMPART_DB", &db)
+            .env("RAMPART_MASTER_KEY_FILE", &key_file)
+            .env("RAMPART_JWT_SECRET", jwt_secret),
+    );
+    let address = server.address();
+    let client = common::client();
+    let exp = real_now() + 600;
+    let token = jsonwebtoken::encode(
+        &jsonwebtoken::Header::default(),
+        &json!({ "sub": id, "exp": exp }),
+        &jsonwebtoken::EncodingKey::from_secret(jwt_secret.as_bytes()),
+    )
+    .unwrap();
+    let url = format!("http://{address}/v1/users/widgetText");
+    let resp = client.get(&url).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    assert_eq!(resp.headers()["deprecation"], "true");
+    let resp = client.get(&url).bearer_auth(partner["secretKey"].as_str().unwrap()).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    assert!(resp.headers().get("deprecation").is_none());
+    let resp = client.get(format!("http://{address}/healthz")).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let (stdout, stderr) = server.terminate();
+    assert!(stdout.is_empty(), "production prints no demo partner: {stdout:?}");
+    assert!(!stderr.join("\n").contains(jwt_secret));
+    assert!(!dir.path().join("prod.db.key").exists());
+}
