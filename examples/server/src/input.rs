@@ -15,9 +15,14 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// A request body that is a JSON object, at most [`MAX_BODY_BYTES`].
 ///
 /// The content type is not checked: `curl -d` sends a form type by default, and the body's
-/// shape is what matters.
-#[derive(Debug)]
+/// shape is what matters. `Debug` shows only the field names (the token is a secret).
 pub struct JsonObject(pub Map<String, Value>);
+
+impl std::fmt::Debug for JsonObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("JsonObject").field(&self.0.keys().collect::<Vec<_>>()).finish()
+    }
+}
 
 impl<S: Send + Sync> FromRequest<S> for JsonObject {
     type Rejection = ApiError;

@@ -14,6 +14,7 @@ use rampart_core::{ContactId, Environment, KeyRing, PartnerCredentials, PartnerI
 use serde_json::json;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
+use zeroize::Zeroizing;
 
 #[derive(Parser, Debug)]
 #[command(name = "rampart-server", version, about = "Rampart example HTTP server and operator commands")]
@@ -35,8 +36,8 @@ struct Cli {
     service_name: String,
 
     /// HS256 secret (at least 32 bytes) enabling legacy JWT authentication; off when absent.
-    #[arg(long, env = "RAMPART_JWT_SECRET", hide_env_values = true)]
-    jwt_secret: Option<String>,
+    #[arg(long, env = "RAMPART_JWT_SECRET", hide_env_values = true, value_parser = parse_secret)]
+    jwt_secret: Option<JwtSecret>,
 
     /// Master key file (`id:hex` lines). Without it, sandbox uses `<db>.key` (generated 0600
     /// when missing) and production refuses to start.
@@ -127,6 +128,20 @@ struct ContactTarget {
     operator: Option<String>,
 }
 
+/// The JWT secret as given; zeroized on drop, redacted in `Debug`.
+#[derive(Clone)]
+struct JwtSecret(Zeroizing<String>);
+
+impl std::fmt::Debug for JwtSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JwtSecret(<redacted>)")
+    }
+}
+
+fn parse_secret(s: &str) -> Result<JwtSecret, String> {
+    Ok(JwtSecret(Zeroizing::new(s.to_owned())))
+}
+
 fn parse_partner(s: &str) -> Result<PartnerId, String> {
     PartnerId::parse(s).map_err(|_| "must be a UUID".to_owned())
 }
@@ -209,7 +224,7 @@ fn serve(cli: Cli) -> Result<(), Failure> {
     let mut builder =
         Service::builder(store).master_keys(keys).environment(environment).service_name(cli.service_name.clone());
     if let Some(secret) = cli.jwt_secret {
-        builder = builder.jwt_secret(secret.into_bytes());
+        builder = builder.jwt_secret(secret.0.as_bytes().to_vec());
     }
     let service = Arc::new(builder.build().map_err(explain)?);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
@@ -345,4 +360,48 @@ fn contact_command(cli: &Cli, action: ContactCommand) -> Result<(), Failure> {
     };
     print_json(&output);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn defaults_and_redacted_debug() {
+        let cli =
+            Cli::try_parse_from(["rampart-server", "--jwt-secret", "top-secret-jwt-value-of-32-bytes!!"]).unwrap();
+        assert_eq!(cli.db, PathBuf::from("./rampart.db"));
+        assert_eq!(cli.listen, "127.0.0.1:8080");
+        assert_eq!(cli.environment, EnvironmentArg::Sandbox);
+        assert_eq!(cli.service_name, "Rampart");
+        assert!(cli.master_key_file.is_none() && cli.command.is_none());
+        assert!(!format!("{cli:?}").contains("top-secret"));
+        assert_eq!(default_key_path(Path::new("./data/r.db")), PathBuf::from("./data/r.db.key"));
+    }
+
+    #[test]
+    fn subcommands_parse() {
+        let id = "6f1c2a4e-93b1-4c55-8f1e-0b9b6a0d2c11";
+        for args in [
+            vec!["partner", "create", "--db", "x.db", "--name", "Acme", "--environment", "production"],
+            vec!["--db", "x.db", "partner", "rotate-keys", "--partner", id],
+            vec!["partner", "waive-2fa", "--partner", id, "--operator", "alice"],
+            vec!["partner", "unwaive-2fa", "--partner", id],
+            vec!["contact", "mark-kyc", "--partner", id, "--contact", id],
+            vec!["contact", "unmark-kyc", "--partner", id, "--contact", id],
+            vec!["contact", "reset-lock", "--partner", id, "--contact", id],
+        ] {
+            let full: Vec<&str> = std::iter::once("rampart-server").chain(args.iter().copied()).collect();
+            assert!(Cli::try_parse_from(&full).is_ok(), "{args:?}");
+        }
+        assert!(Cli::try_parse_from(["rampart-server", "partner", "waive-2fa", "--partner", "x"]).is_err());
+        assert!(Cli::try_parse_from(["rampart-server", "--environment", "staging"]).is_err());
+    }
 }

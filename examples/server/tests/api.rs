@@ -899,3 +899,31 @@ async fn graceful_shutdown_lets_a_request_in_flight_finish() {
     assert!(answer.ends_with(r#"{"message":"2FA is not enabled","code":409}"#), "{answer}");
     stop.await.unwrap();
 }
+
+#[tokio::test]
+async fn chunked_body_over_64_kib_is_413() {
+    use std::io::{Read, Write};
+    let s = Server::sandbox().await;
+    let (_, key) = s.partner();
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        let mut request = format!(
+            "POST /v1/auth/enable2fa HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\n\
+             Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        );
+        for _ in 0..10 {
+            request.push_str(&format!("{:x}\r\n{}\r\n", 7000, " ".repeat(7000)));
+        }
+        request.push_str("0\r\n\r\n");
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+    })
+    .await
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.ends_with(r#"{"message":"Request body is too large","code":413}"#), "{answer}");
+    s.stop().await;
+}
