@@ -1,9 +1,11 @@
 //! QR code as a PNG data URI.
 //!
-//! The module matrix comes from `fast_qr`: the `qrcode` crate took 1.5 ms for a Key URI
+//! The module matrix comes from `fast_qr`: the `qrcode` crate took 1.8 ms for a Key URI
 //! (almost all of it in mask selection), four times the whole create budget, where `fast_qr`
-//! takes about 0.2 ms (see docs/BENCHMARKS.md). The PNG is 1-bit greyscale (a QR code has two
-//! colours), so it is small and fast to compress: about 2 KB of data URI for a Key URI.
+//! takes about 0.26 ms (see docs/BENCHMARKS.md). The PNG is 1-bit greyscale (a QR code has two
+//! colours) filtered with Up (each module row repeats), so it is small and fast to compress:
+//! about 4.4 KB of data URI for a Key URI. Compression::Default would halve that but triples
+//! the time of create (docs/BENCHMARKS.md).
 
 use base64::Engine;
 use fast_qr::{ECL, QRBuilder, QRCode};
@@ -56,6 +58,9 @@ fn render_png(code: &QRCode) -> std::result::Result<Vec<u8>, png::EncodingError>
     encoder.set_color(png::ColorType::Grayscale);
     encoder.set_depth(png::BitDepth::One);
     encoder.set_compression(png::Compression::Fast);
+    // Each module row repeats SCALE times: the Up filter turns the repeats into zeros.
+    encoder.set_filter(png::FilterType::Up);
+    encoder.set_adaptive_filter(png::AdaptiveFilterType::NonAdaptive);
     let mut writer = encoder.write_header()?;
     writer.write_image_data(&pixels)?;
     writer.finish()?;
