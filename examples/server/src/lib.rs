@@ -32,12 +32,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
+use axum::Router;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::{HeaderValue, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Router, routing::post};
+use axum::routing::{get, post};
 use rampart_core::partner::bearer_token;
 use rampart_core::{AuthMethod, ErrorKind, Service};
 
