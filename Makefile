@@ -1,4 +1,4 @@
-# Rampart: `make run` serves the example server (once it exists) on an embedded SQLite file;
+# Rampart: `make run` serves the example server on an embedded SQLite file (./rampart.db);
 # `make test` installs what it needs and runs every test. Both are idempotent.
 
 SHELL := /bin/bash
