@@ -4,10 +4,10 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
-use common::{Backend, FailingStore, Fixture, T0, contact};
+use common::{Backend, Fixture, T0, contact};
 use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
+use rampart_core::store::FaultyStore;
 use rampart_core::{AuthMethod, Environment, ErrorKind, KeyRing, ManualClock, PartnerId, Service};
 use serde_json::json;
 
@@ -180,7 +180,7 @@ fn widget_settings() {
 
 #[test]
 fn storage_failures_fail_closed() {
-    let store = Arc::new(FailingStore::default());
+    let store = Arc::new(FaultyStore::new(rampart_core::MemoryStore::new()));
     let clock = Arc::new(ManualClock::new(T0));
     let svc = Service::builder_shared(store.clone())
         .master_keys(KeyRing::new(1, &[42; 32]))
@@ -201,20 +201,20 @@ fn storage_failures_fail_closed() {
         assert!(e.cause().is_some(), "the cause is kept for the log");
         assert!(!e.message().contains("injected"));
     };
-    for flag in [&store.fail_reads, &store.fail_writes] {
-        flag.store(true, Ordering::SeqCst);
+    for fail in [FaultyStore::<rampart_core::MemoryStore>::fail_reads, FaultyStore::fail_writes] {
+        fail(&store, true);
         check(svc.create_2fa(&p, &contact(), None).map(drop), ErrorKind::CreateFailed, "Error enabling 2FA");
         check(svc.enable_2fa(&p, &pending, pending_code.as_str()), ErrorKind::EnableFailed, "Error enabling 2FA");
         check(svc.disable_2fa(&p, &enabled, code(1).as_str()), ErrorKind::DisableFailed, "Error disabling 2FA");
         check(svc.verify_2fa(&p, &enabled, code(1).as_str()).map(drop), ErrorKind::VerifyFailed, "Error verifying 2FA");
         check(svc.verify_2fa(&p, &enabled, "000000").map(drop), ErrorKind::VerifyFailed, "Error verifying 2FA");
-        flag.store(false, Ordering::SeqCst);
+        fail(&store, false);
     }
-    store.fail_reads.store(true, Ordering::SeqCst);
+    store.fail_reads(true);
     check(svc.status_2fa(&p, &enabled).map(drop), ErrorKind::StatusFailed, "Error getting 2FA");
     check(svc.authenticate("sk_sandbox_x").map(drop), ErrorKind::Internal, "Internal server error");
     check(svc.ping(), ErrorKind::Internal, "Internal server error");
-    store.fail_reads.store(false, Ordering::SeqCst);
+    store.fail_reads(false);
     // Nothing was lost or half-applied: the states are as before the failures.
     assert!(svc.status_2fa(&p, &enabled).unwrap());
     assert!(!svc.status_2fa(&p, &pending).unwrap());

@@ -7,11 +7,13 @@
 //! primitive, so of N concurrent requests with the same code exactly one succeeds, and
 //! failure counts are exact. Every contact record is keyed by (partner id, contact id).
 
+mod faulty;
 mod memory;
 mod sqlite;
 
 use std::fmt;
 
+pub use faulty::FaultyStore;
 pub use memory::MemoryStore;
 pub use sqlite::SqliteStore;
 

@@ -3,13 +3,11 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use rampart_core::store::{AuditEvent, ContactRecord, PartnerRecord};
+use rampart_core::store::ContactRecord;
 use rampart_core::totp::{self, Secret};
 use rampart_core::{
     Config, ContactId, Environment, KeyRing, ManualClock, MemoryStore, PartnerId, Service, SqliteStore, Store,
-    StoreError,
 };
 
 /// A time on a step boundary.
@@ -113,93 +111,4 @@ pub fn contact() -> ContactId {
 pub fn vectors(name: &str) -> serde_json::Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors").join(name);
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
-
-/// A store that fails on demand, to check every operation fails closed.
-#[derive(Debug, Default)]
-pub struct FailingStore {
-    pub inner: MemoryStore,
-    pub fail_reads: AtomicBool,
-    pub fail_writes: AtomicBool,
-}
-
-impl FailingStore {
-    fn check(&self, flag: &AtomicBool) -> Result<(), StoreError> {
-        if flag.load(Ordering::SeqCst) { Err(StoreError::Backend("disk I/O error (injected)".into())) } else { Ok(()) }
-    }
-    fn r(&self) -> Result<(), StoreError> {
-        self.check(&self.fail_reads)
-    }
-    fn w(&self) -> Result<(), StoreError> {
-        self.check(&self.fail_writes)
-    }
-}
-
-impl Store for FailingStore {
-    fn insert_partner(&self, p: &PartnerRecord) -> Result<(), StoreError> {
-        self.w()?;
-        self.inner.insert_partner(p)
-    }
-    fn partner(&self, id: &PartnerId) -> Result<Option<PartnerRecord>, StoreError> {
-        self.r()?;
-        self.inner.partner(id)
-    }
-    fn partner_by_secret_key_hash(&self, h: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError> {
-        self.r()?;
-        self.inner.partner_by_secret_key_hash(h)
-    }
-    fn update_partner(
-        &self,
-        id: &PartnerId,
-        f: &mut dyn FnMut(&mut PartnerRecord) -> bool,
-    ) -> Result<bool, StoreError> {
-        self.r()?;
-        self.w()?;
-        self.inner.update_partner(id, f)
-    }
-    fn count_partners(&self) -> Result<u64, StoreError> {
-        self.r()?;
-        self.inner.count_partners()
-    }
-    fn contact(&self, p: &PartnerId, c: &ContactId) -> Result<Option<ContactRecord>, StoreError> {
-        self.r()?;
-        self.inner.contact(p, c)
-    }
-    fn update_contact(
-        &self,
-        p: &PartnerId,
-        c: &ContactId,
-        f: &mut dyn FnMut(&mut ContactRecord) -> bool,
-    ) -> Result<(), StoreError> {
-        self.r()?;
-        // A write failure happens at commit: the closure runs, its change is lost.
-        let mut wrote = false;
-        let fail = self.fail_writes.load(Ordering::SeqCst);
-        self.inner.update_contact(p, c, &mut |rec| {
-            let mut copy = rec.clone();
-            wrote = f(&mut copy);
-            if wrote && !fail {
-                *rec = copy;
-                true
-            } else {
-                false
-            }
-        })?;
-        if wrote { self.w() } else { Ok(()) }
-    }
-    fn kyc_contacts_without_2fa(&self, p: &PartnerId) -> Result<Vec<ContactId>, StoreError> {
-        self.r()?;
-        self.inner.kyc_contacts_without_2fa(p)
-    }
-    fn append_audit(&self, e: &AuditEvent) -> Result<(), StoreError> {
-        self.w()?;
-        self.inner.append_audit(e)
-    }
-    fn audit_log(&self) -> Result<Vec<AuditEvent>, StoreError> {
-        self.r()?;
-        self.inner.audit_log()
-    }
-    fn ping(&self) -> Result<(), StoreError> {
-        self.r()
-    }
 }

@@ -4,9 +4,8 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
-use common::{FailingStore, JWT_SECRET, Reply, Server, Setup, contact, wrong_code};
+use common::{JWT_SECRET, Reply, Server, Setup, contact, wrong_code};
 use rampart_core::totp::{self, STEP_SECONDS, Secret};
 use rampart_core::{Environment, KeyRing, SqliteStore};
 use serde_json::{Value, json};
@@ -659,7 +658,7 @@ async fn state_survives_a_restart_on_the_same_database_and_key() {
 
 #[tokio::test]
 async fn store_failures_answer_the_operations_500_message_and_healthz_503() {
-    let store = Arc::new(FailingStore::default());
+    let store = common::failing_store();
     let s = Setup { store: store.clone(), ..Setup::default() }.start().await;
     let (_, key) = s.partner();
     let c = contact();
@@ -667,7 +666,7 @@ async fn store_failures_answer_the_operations_500_message_and_healthz_503() {
     let r = s.get("/healthz", None).await;
     assert_eq!(r.text, r#"{"message":"Store is reachable.","code":200}"#);
 
-    store.failing.store(true, Ordering::SeqCst);
+    common::set_failing(&store, true);
     s.create(&key, &contact()).await.assert_error(500, "Error enabling 2FA");
     s.attempt("enable2fa", &key, &contact(), json!("123456")).await.assert_error(500, "Error enabling 2FA");
     s.attempt("disable2fa", &key, &c, s.code(&secret).into()).await.assert_error(500, "Error disabling 2FA");
@@ -678,7 +677,7 @@ async fn store_failures_answer_the_operations_500_message_and_healthz_503() {
         .assert_error(500, "Internal server error");
     s.get("/healthz", None).await.assert_error(503, "Store is unreachable.");
 
-    store.failing.store(false, Ordering::SeqCst);
+    common::set_failing(&store, false);
     s.status(&key, &c).await.assert_ok_status(true);
     s.stop().await;
 }
@@ -696,7 +695,7 @@ impl Observed {
 
 #[tokio::test]
 async fn openapi_document_matches_the_running_app() {
-    let store = Arc::new(FailingStore::default());
+    let store = common::failing_store();
     let s = Setup { store: store.clone(), ..Setup::default() }.start().await;
     let (partner, key) = s.partner();
     let k = Some(key.as_str());
@@ -786,7 +785,7 @@ async fn openapi_document_matches_the_running_app() {
     seen.note("get", "/healthz", &s.get("/healthz", None).await);
     seen.note("get", "/openapi.json", &s.get("/openapi.json", None).await);
     // Server failures: 500 and 503.
-    store.failing.store(true, Ordering::SeqCst);
+    common::set_failing(&store, true);
     seen.note("get", &create, &s.get(&cq("/v1/auth/create2fa"), k).await);
     seen.note("get", &status, &s.get(&status, k).await);
     for op in ["enable2fa", "disable2fa", "verify2fa"] {

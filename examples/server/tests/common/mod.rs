@@ -3,13 +3,10 @@
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use rampart_core::store::{AuditEvent, ContactRecord, PartnerRecord, StoreError};
+use rampart_core::store::FaultyStore;
 use rampart_core::totp::{self, Secret};
-use rampart_core::{
-    ContactId, Environment, KeyRing, ManualClock, MemoryStore, PartnerCredentials, PartnerId, Service, Store,
-};
+use rampart_core::{Environment, KeyRing, ManualClock, MemoryStore, PartnerCredentials, PartnerId, Service, Store};
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -216,69 +213,16 @@ pub fn wrong_code(secret: &Secret, now: u64) -> String {
     (0..1_000_000).map(|n| format!("{n:06}")).find(|c| !valid.contains(c)).expect("a wrong code")
 }
 
-/// A store whose contact operations and ping fail on demand (partners keep working, so
-/// requests still authenticate).
-#[derive(Debug, Default)]
-pub struct FailingStore {
-    inner: MemoryStore,
-    pub failing: AtomicBool,
+/// A store whose reads and writes fail on demand while partner lookups keep working, so
+/// requests still authenticate and reach the failing operation.
+pub fn failing_store() -> Arc<FaultyStore> {
+    let store = Arc::new(FaultyStore::default());
+    store.spare_partner_reads(true);
+    store
 }
 
-impl FailingStore {
-    fn check(&self) -> Result<(), StoreError> {
-        if self.failing.load(Ordering::SeqCst) {
-            Err(StoreError::Backend("disk I/O error: secret-cause-detail".into()))
-        } else {
-            Ok(())
-        }
-    }
-}
-
-impl Store for FailingStore {
-    fn insert_partner(&self, partner: &PartnerRecord) -> Result<(), StoreError> {
-        self.inner.insert_partner(partner)
-    }
-    fn partner(&self, id: &PartnerId) -> Result<Option<PartnerRecord>, StoreError> {
-        self.inner.partner(id)
-    }
-    fn partner_by_secret_key_hash(&self, hash: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError> {
-        self.inner.partner_by_secret_key_hash(hash)
-    }
-    fn update_partner(
-        &self,
-        id: &PartnerId,
-        f: &mut dyn FnMut(&mut PartnerRecord) -> bool,
-    ) -> Result<bool, StoreError> {
-        self.check()?;
-        self.inner.update_partner(id, f)
-    }
-    fn count_partners(&self) -> Result<u64, StoreError> {
-        self.inner.count_partners()
-    }
-    fn contact(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<ContactRecord>, StoreError> {
-        self.check()?;
-        self.inner.contact(partner, contact)
-    }
-    fn update_contact(
-        &self,
-        partner: &PartnerId,
-        contact: &ContactId,
-        f: &mut dyn FnMut(&mut ContactRecord) -> bool,
-    ) -> Result<(), StoreError> {
-        self.check()?;
-        self.inner.update_contact(partner, contact, f)
-    }
-    fn kyc_contacts_without_2fa(&self, partner: &PartnerId) -> Result<Vec<ContactId>, StoreError> {
-        self.inner.kyc_contacts_without_2fa(partner)
-    }
-    fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError> {
-        self.inner.append_audit(event)
-    }
-    fn audit_log(&self) -> Result<Vec<AuditEvent>, StoreError> {
-        self.inner.audit_log()
-    }
-    fn ping(&self) -> Result<(), StoreError> {
-        self.check()?;
-        self.inner.ping()
-    }
+/// Turn the faults of a [`failing_store`] on or off.
+pub fn set_failing(store: &FaultyStore, on: bool) {
+    store.fail_reads(on);
+    store.fail_writes(on);
 }

@@ -1,0 +1,147 @@
+//! A store that fails on demand, for testing that callers fail closed (Rampart's own tests use
+//! it, and so can a partner's).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::{AuditEvent, ContactRecord, MemoryStore, PartnerRecord, Store, StoreError};
+use crate::ids::{ContactId, PartnerId};
+
+/// Wraps a store; while a fault is on, the matching calls fail with [`StoreError::Backend`].
+///
+/// - read faults: every read fails, including the read at the start of an update, and `ping`;
+/// - write faults: every write fails at commit, with nothing kept;
+/// - [`FaultyStore::spare_partner_reads`]: partner lookups keep working while reads fail, so
+///   requests still authenticate and reach the failing operation.
+#[derive(Debug, Default)]
+pub struct FaultyStore<S = MemoryStore> {
+    inner: S,
+    reads: AtomicBool,
+    writes: AtomicBool,
+    spare_partner_reads: AtomicBool,
+}
+
+impl<S: Store> FaultyStore<S> {
+    /// Wrap `inner`, with no fault on.
+    pub fn new(inner: S) -> Self {
+        Self {
+            inner,
+            reads: AtomicBool::new(false),
+            writes: AtomicBool::new(false),
+            spare_partner_reads: AtomicBool::new(false),
+        }
+    }
+
+    /// Turn read faults on or off.
+    pub fn fail_reads(&self, on: bool) {
+        self.reads.store(on, Ordering::SeqCst);
+    }
+
+    /// Turn write faults on or off.
+    pub fn fail_writes(&self, on: bool) {
+        self.writes.store(on, Ordering::SeqCst);
+    }
+
+    /// Keep partner lookups working while reads fail.
+    pub fn spare_partner_reads(&self, on: bool) {
+        self.spare_partner_reads.store(on, Ordering::SeqCst);
+    }
+
+    /// The wrapped store.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    fn fault(flag: &AtomicBool) -> Result<(), StoreError> {
+        if flag.load(Ordering::SeqCst) { Err(StoreError::Backend("disk I/O error (injected)".into())) } else { Ok(()) }
+    }
+
+    fn read(&self) -> Result<(), StoreError> {
+        Self::fault(&self.reads)
+    }
+
+    fn write(&self) -> Result<(), StoreError> {
+        Self::fault(&self.writes)
+    }
+
+    fn partner_read(&self) -> Result<(), StoreError> {
+        if self.spare_partner_reads.load(Ordering::SeqCst) { Ok(()) } else { self.read() }
+    }
+}
+
+impl<S: Store> Store for FaultyStore<S> {
+    fn insert_partner(&self, partner: &PartnerRecord) -> Result<(), StoreError> {
+        self.write()?;
+        self.inner.insert_partner(partner)
+    }
+
+    fn partner(&self, id: &PartnerId) -> Result<Option<PartnerRecord>, StoreError> {
+        self.partner_read()?;
+        self.inner.partner(id)
+    }
+
+    fn partner_by_secret_key_hash(&self, hash: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError> {
+        self.partner_read()?;
+        self.inner.partner_by_secret_key_hash(hash)
+    }
+
+    fn update_partner(
+        &self,
+        id: &PartnerId,
+        f: &mut dyn FnMut(&mut PartnerRecord) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.read()?;
+        self.write()?;
+        self.inner.update_partner(id, f)
+    }
+
+    fn count_partners(&self) -> Result<u64, StoreError> {
+        self.partner_read()?;
+        self.inner.count_partners()
+    }
+
+    fn contact(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<ContactRecord>, StoreError> {
+        self.read()?;
+        self.inner.contact(partner, contact)
+    }
+
+    fn update_contact(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        f: &mut dyn FnMut(&mut ContactRecord) -> bool,
+    ) -> Result<(), StoreError> {
+        self.read()?;
+        // A write fault strikes at commit: the caller's change is computed, then lost.
+        let failing = self.write().is_err();
+        let mut wanted = false;
+        self.inner.update_contact(partner, contact, &mut |rec| {
+            let mut next = rec.clone();
+            wanted = f(&mut next);
+            if wanted && !failing {
+                *rec = next;
+            }
+            wanted && !failing
+        })?;
+        if wanted { self.write() } else { Ok(()) }
+    }
+
+    fn kyc_contacts_without_2fa(&self, partner: &PartnerId) -> Result<Vec<ContactId>, StoreError> {
+        self.read()?;
+        self.inner.kyc_contacts_without_2fa(partner)
+    }
+
+    fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError> {
+        self.write()?;
+        self.inner.append_audit(event)
+    }
+
+    fn audit_log(&self) -> Result<Vec<AuditEvent>, StoreError> {
+        self.read()?;
+        self.inner.audit_log()
+    }
+
+    fn ping(&self) -> Result<(), StoreError> {
+        self.read()?;
+        self.inner.ping()
+    }
+}
