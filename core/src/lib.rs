@@ -29,6 +29,7 @@ pub mod service;
 pub mod store;
 pub mod token;
 pub mod totp;
+pub mod widget;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use crypto::KeyRing;

@@ -1,0 +1,1 @@
+//! Receive-address checks per chain (being written).
