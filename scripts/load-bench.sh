@@ -28,6 +28,8 @@ trap 'kill "${server:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 echo "== seeding $CONTACTS contacts"
 "$bin/examples/seed" "$work/bench.db" "$CONTACTS" "$work"
+# Flush the seeding's writes now, so the kernel's writeback does not land inside a measurement.
+sync
 RUST_LOG=warn "$bin/rampart-server" --db "$work/bench.db" --listen "127.0.0.1:$PORT" >"$work/server.log" 2>&1 &
 server=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done

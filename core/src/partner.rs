@@ -1,8 +1,10 @@
 //! Partners: accounts, keys, bearer authentication and widget confirmation-screen settings.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -241,6 +243,8 @@ impl Service {
                 }
             })
             .map_err(Self::internal)?;
+        // After the change: lookups that read the old key before it cannot store it any more.
+        self.auth_cache().clear();
         if !found {
             return Err(ErrorKind::PartnerNotFound.into());
         }
@@ -272,12 +276,18 @@ impl Service {
             if !bearer.starts_with(&prefix) {
                 return Err(unauthorized());
             }
+            let hash = secret_key_hash(bearer);
+            let generation = match self.auth_cache().get(&hash) {
+                Ok(partner_id) => return Ok(Authenticated { partner_id, method: AuthMethod::SecretKey }),
+                Err(generation) => generation,
+            };
             let partner = self
                 .store()
-                .partner_by_secret_key_hash(&secret_key_hash(bearer))
+                .partner_by_secret_key_hash(&hash)
                 .map_err(Self::internal)?
                 .filter(|p| p.environment == env)
                 .ok_or_else(unauthorized)?;
+            self.auth_cache().insert(hash, partner.id, generation);
             return Ok(Authenticated { partner_id: partner.id, method: AuthMethod::SecretKey });
         }
         let Some(key) = self.jwt_key() else {
@@ -383,5 +393,74 @@ mod tests {
         assert_eq!(bearer_token("Basic abc"), None);
         assert_eq!(bearer_token("Bearer "), None);
         assert_eq!(bearer_token("Bearer"), None);
+    }
+}
+
+/// Secret keys that authenticated recently, by hash (see [`Config::auth_cache_ttl`]). Only
+/// successes are kept, so a wrong key always costs a store lookup; the map is bounded and
+/// starts over when full. A generation number, bumped by [`clear`](Self::clear), keeps a
+/// lookup that raced with a key rotation from putting the old key back.
+///
+/// [`Config::auth_cache_ttl`]: crate::Config::auth_cache_ttl
+pub(crate) struct AuthCache {
+    ttl: Duration,
+    inner: Mutex<AuthEntries>,
+}
+
+#[derive(Default)]
+struct AuthEntries {
+    generation: u64,
+    by_hash: HashMap<[u8; 32], (PartnerId, Instant)>,
+}
+
+/// Most keys remembered at once.
+const AUTH_CACHE_CAPACITY: usize = 4096;
+
+impl AuthCache {
+    pub(crate) fn new(ttl: Duration) -> Self {
+        Self { ttl, inner: Mutex::new(AuthEntries::default()) }
+    }
+
+    fn inner(&self) -> MutexGuard<'_, AuthEntries> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The partner whose key hashes to `hash`, if remembered and fresh; otherwise the
+    /// generation to hand to [`insert`](Self::insert) after asking the store.
+    pub(crate) fn get(&self, hash: &[u8; 32]) -> std::result::Result<PartnerId, u64> {
+        if self.ttl.is_zero() {
+            return Err(0);
+        }
+        let mut inner = self.inner();
+        match inner.by_hash.get(hash) {
+            Some(&(partner, at)) if at.elapsed() < self.ttl => Ok(partner),
+            Some(_) => {
+                inner.by_hash.remove(hash);
+                Err(inner.generation)
+            }
+            None => Err(inner.generation),
+        }
+    }
+
+    /// Remember a store answer, unless the cache was cleared since `generation` was read.
+    pub(crate) fn insert(&self, hash: [u8; 32], partner: PartnerId, generation: u64) {
+        if self.ttl.is_zero() {
+            return;
+        }
+        let mut inner = self.inner();
+        if inner.generation != generation {
+            return;
+        }
+        if inner.by_hash.len() >= AUTH_CACHE_CAPACITY {
+            inner.by_hash.clear();
+        }
+        inner.by_hash.insert(hash, (partner, Instant::now()));
+    }
+
+    /// Forget every key, and every lookup still in flight.
+    pub(crate) fn clear(&self) {
+        let mut inner = self.inner();
+        inner.generation = inner.generation.wrapping_add(1);
+        inner.by_hash.clear();
     }
 }

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use zeroize::Zeroizing;
 
@@ -19,6 +20,8 @@ pub const DEFAULT_WINDOW: u8 = 1;
 pub const DEFAULT_PENDING_TTL_SECS: u64 = 600;
 /// Shortest accepted legacy JWT secret.
 pub const MIN_JWT_SECRET_BYTES: usize = 32;
+/// Longest accepted [`Config::auth_cache_ttl`].
+pub const MAX_AUTH_CACHE_TTL: Duration = Duration::from_secs(60);
 /// Longest service name (so the default issuer `<name>2FA` fits in 64 characters).
 pub const MAX_SERVICE_NAME_CHARS: usize = 61;
 
@@ -40,6 +43,11 @@ pub struct Config {
     pub throttling: bool,
     /// HS256 secret for legacy JWT authentication (at least 32 bytes); `None` disables JWTs.
     pub jwt_secret: Option<Zeroizing<Vec<u8>>>,
+    /// How long a secret key that authenticated is remembered in memory (by its hash), so a
+    /// busy server skips the store lookup. Rotating keys through this service forgets them at
+    /// once; a rotation made by another process takes effect within this time. At most
+    /// 60 s. Default zero: every call asks the store.
+    pub auth_cache_ttl: Duration,
 }
 
 impl Default for Config {
@@ -52,6 +60,7 @@ impl Default for Config {
             secret_bytes: totp::DEFAULT_SECRET_BYTES,
             throttling: true,
             jwt_secret: None,
+            auth_cache_ttl: Duration::ZERO,
         }
     }
 }
@@ -66,6 +75,7 @@ impl fmt::Debug for Config {
             .field("secret_bytes", &self.secret_bytes)
             .field("throttling", &self.throttling)
             .field("jwt_secret", &self.jwt_secret.as_ref().map(|_| "<redacted>"))
+            .field("auth_cache_ttl", &self.auth_cache_ttl)
             .finish()
     }
 }
@@ -89,6 +99,9 @@ impl Config {
         if self.jwt_secret.as_ref().is_some_and(|s| s.len() < MIN_JWT_SECRET_BYTES) {
             return Err(Error::config("JWT secret must be at least 32 bytes"));
         }
+        if self.auth_cache_ttl > MAX_AUTH_CACHE_TTL {
+            return Err(Error::config("authentication cache lifetime must be at most 60 seconds"));
+        }
         Ok(())
     }
 }
@@ -103,6 +116,7 @@ pub struct Service {
     clock: Arc<dyn Clock>,
     config: Config,
     jwt_key: Option<jsonwebtoken::DecodingKey>,
+    auth_cache: crate::partner::AuthCache,
 }
 
 impl fmt::Debug for Service {
@@ -174,6 +188,12 @@ impl ServiceBuilder {
         self
     }
 
+    /// Remember authenticated secret keys for `ttl` (see [`Config::auth_cache_ttl`]).
+    pub fn auth_cache_ttl(mut self, ttl: Duration) -> Self {
+        self.config.auth_cache_ttl = ttl;
+        self
+    }
+
     /// Check the settings and build.
     pub fn build(self) -> Result<Service> {
         self.config.validate()?;
@@ -184,7 +204,8 @@ impl ServiceBuilder {
             })
         })?;
         let jwt_key = self.config.jwt_secret.as_ref().map(|s| jsonwebtoken::DecodingKey::from_secret(s));
-        Ok(Service { store: self.store, keys, clock: self.clock, config: self.config, jwt_key })
+        let auth_cache = crate::partner::AuthCache::new(self.config.auth_cache_ttl);
+        Ok(Service { store: self.store, keys, clock: self.clock, config: self.config, jwt_key, auth_cache })
     }
 }
 
@@ -221,6 +242,10 @@ impl Service {
 
     pub(crate) fn now(&self) -> u64 {
         self.clock.now()
+    }
+
+    pub(crate) fn auth_cache(&self) -> &crate::partner::AuthCache {
+        &self.auth_cache
     }
 
     pub(crate) fn keys(&self) -> &KeyRing {

@@ -102,3 +102,25 @@ fn two_processes_worth_of_handles_share_one_file() {
     });
     assert_eq!(results.iter().filter(|v| v.is_accepted()).count(), 1);
 }
+
+#[test]
+fn more_readers_than_connections_wait_their_turn() {
+    // One read connection and 16 threads reading at once: reads queue for it and all finish
+    // (a deadlock here would hang past the deadline and fail).
+    use rampart_core::store::{SqliteOptions, SqliteStore, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let options = SqliteOptions { max_readers: 1, mmap_bytes: 0, ..SqliteOptions::default() };
+    let store = Arc::new(SqliteStore::open_with(dir.path().join("r.db"), &options).unwrap());
+    assert_eq!(store.options().max_readers, 1);
+    let (done, finished) = std::sync::mpsc::channel();
+    for _ in 0..16 {
+        let (store, done) = (store.clone(), done.clone());
+        thread::spawn(move || {
+            let counts: Vec<u64> = (0..200).map(|_| store.count_partners().unwrap()).collect();
+            done.send(counts.iter().sum::<u64>()).unwrap();
+        });
+    }
+    for _ in 0..16 {
+        assert_eq!(finished.recv_timeout(std::time::Duration::from_secs(60)).unwrap(), 0);
+    }
+}

@@ -4,6 +4,7 @@
 mod common;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use common::{Backend, Fixture, T0, contact};
 use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
@@ -90,6 +91,47 @@ fn rotation_replaces_both_keys() {
     assert_eq!(svc.audit_log().unwrap().last().unwrap().action, "partner.rotate_keys");
 }
 
+/// Two services on one database file, as two processes would be; the first remembers keys.
+fn cached_pair(ttl: Duration) -> (Service, Service, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let open = |ttl| {
+        let store = rampart_core::SqliteStore::open(dir.path().join("p.db")).unwrap();
+        Service::builder(store).master_keys(KeyRing::new(1, &[7; 32])).auth_cache_ttl(ttl).build().unwrap()
+    };
+    (open(ttl), open(Duration::ZERO), dir)
+}
+
+#[test]
+fn remembered_keys_are_forgotten_on_rotation_here_and_after_the_ttl_elsewhere() {
+    let (cached, other, _d) = cached_pair(Duration::from_millis(300));
+    let creds = cached.create_partner("Acme", Environment::Sandbox).unwrap();
+    let old = creds.secret_key.expose().to_owned();
+    assert_eq!(cached.authenticate(&old).unwrap().partner_id, creds.partner_id);
+    // Rotated by this service: the old key is refused at once.
+    let rotated = cached.rotate_keys("ops", &creds.partner_id).unwrap();
+    assert_eq!(cached.authenticate(&old).unwrap_err().kind(), ErrorKind::Unauthorized);
+    let current = rotated.secret_key.expose().to_owned();
+    assert_eq!(cached.authenticate(&current).unwrap().partner_id, creds.partner_id);
+    // Rotated by another process: remembered for at most the TTL, then refused.
+    other.rotate_keys("ops", &creds.partner_id).unwrap();
+    assert_eq!(other.authenticate(&current).unwrap_err().kind(), ErrorKind::Unauthorized);
+    assert_eq!(cached.authenticate(&current).unwrap().partner_id, creds.partner_id);
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(cached.authenticate(&current).unwrap_err().kind(), ErrorKind::Unauthorized);
+    // Wrong keys are never remembered, and a remembered key keeps its environment's rules.
+    assert_eq!(cached.authenticate("sk_production_x").unwrap_err().kind(), ErrorKind::Unauthorized);
+}
+
+#[test]
+fn without_a_cache_every_call_asks_the_store() {
+    let (uncached, other, _d) = cached_pair(Duration::ZERO);
+    let creds = uncached.create_partner("Acme", Environment::Sandbox).unwrap();
+    let key = creds.secret_key.expose().to_owned();
+    assert!(uncached.authenticate(&key).is_ok());
+    other.rotate_keys("ops", &creds.partner_id).unwrap();
+    assert_eq!(uncached.authenticate(&key).unwrap_err().kind(), ErrorKind::Unauthorized);
+}
+
 #[test]
 fn legacy_jwt() {
     let (svc, _d) = service(Environment::Sandbox);
@@ -143,6 +185,7 @@ fn configuration_is_checked() {
         ("window 3", &|b: rampart_core::ServiceBuilder| b.window(3)),
         ("empty service name", &|b: rampart_core::ServiceBuilder| b.service_name("")),
         ("colon in service name", &|b: rampart_core::ServiceBuilder| b.service_name("a:b")),
+        ("auth cache over 60 s", &|b: rampart_core::ServiceBuilder| b.auth_cache_ttl(Duration::from_secs(61))),
     ] {
         assert_eq!(build(f).unwrap_err().kind(), ErrorKind::Config, "{why}");
     }

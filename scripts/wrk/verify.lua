@@ -2,30 +2,31 @@
 -- wrk ... -s verify.lua URL -- KEY_FILE CONTACTS_FILE CODE_NOW CODE_NEXT
 -- Thread k of n takes contacts k, k+n, k+2n, ... with the current step's code, then again with
 -- the next step's code (the window accepts both, in that order), so no request is a replay.
+-- The requests are formatted once in init; a run longer than two passes would wrap around
+-- into replays, which the server rightly refuses (and wrk counts as non-2xx answers).
 local counter = 0
 function setup(thread)
   thread:set("tid", counter)
   counter = counter + 1
 end
 
-local ids, key, codes, nthreads, i, pass = {}, nil, {}, 1, 0, 1
+local requests, i = {}, 0
 
 function init(args)
-  key = io.open(args[1]):read("*l")
+  local key = io.open(args[1]):read("*l")
+  local headers = { ["Authorization"] = "Bearer " .. key, ["Content-Type"] = "application/json" }
+  local ids = {}
   for line in io.lines(args[2]) do ids[#ids + 1] = line end
-  codes = { args[3], args[4] }
-  nthreads = tonumber(wrk.thread:get("nthreads") or "1")
-  i = tid
+  local nthreads = tonumber(wrk.thread:get("nthreads") or "1")
+  for _, code in ipairs({ args[3], args[4] }) do
+    for k = tid + 1, #ids, nthreads do
+      local body = '{"contactId":"' .. ids[k] .. '","token":"' .. code .. '"}'
+      requests[#requests + 1] = wrk.format("POST", "/v1/auth/verify2fa", headers, body)
+    end
+  end
 end
 
 function request()
-  if i >= #ids then
-    i = tid
-    pass = pass + 1
-  end
-  local id = ids[i + 1]
-  i = i + nthreads
-  local body = '{"contactId":"' .. id .. '","token":"' .. (codes[pass] or "000000") .. '"}'
-  return wrk.format("POST", "/v1/auth/verify2fa",
-    { ["Authorization"] = "Bearer " .. key, ["Content-Type"] = "application/json" }, body)
+  i = i % #requests + 1
+  return requests[i]
 end

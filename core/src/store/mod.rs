@@ -15,7 +15,7 @@ use std::fmt;
 
 pub use faulty::FaultyStore;
 pub use memory::MemoryStore;
-pub use sqlite::SqliteStore;
+pub use sqlite::{SqliteOptions, SqliteStore};
 
 use crate::ids::{ContactId, PartnerId};
 use crate::partner::Environment;

@@ -7,10 +7,12 @@
 //! - Versioned migrations in `PRAGMA user_version`.
 //! - Writes go through one connection behind a mutex and run as `BEGIN IMMEDIATE`
 //!   transactions, so each update is atomic across threads and, through SQLite's own locks,
-//!   across processes. Reads use a small pool of connections that WAL lets run beside a writer.
+//!   across processes. Reads use a bounded pool of connections that WAL lets run beside a
+//!   writer; when every reader is busy, a read waits for one rather than opening another.
+//! - Tunable through [`SqliteOptions`]: the reader count, the memory map and the page cache.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
@@ -20,8 +22,44 @@ use crate::ids::{ContactId, PartnerId};
 use crate::partner::Environment;
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-const MAX_IDLE_READERS: usize = 8;
-const MMAP_BYTES: i64 = 256 << 20;
+
+/// How an [`SqliteStore`] uses memory and connections. The defaults suit a library inside a
+/// partner's process; a server that wants a small resident set lowers `mmap_bytes`.
+///
+/// ```
+/// use rampart_core::store::{SqliteOptions, SqliteStore};
+/// # let dir = tempfile::tempdir()?;
+/// let options = SqliteOptions { max_readers: 4, mmap_bytes: 0, ..SqliteOptions::default() };
+/// let store = SqliteStore::open_with(dir.path().join("rampart.db"), &options)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SqliteOptions {
+    /// Most read connections open at once (at least 1); reads beyond it wait. Default 8.
+    pub max_readers: usize,
+    /// Bytes of the file each connection memory-maps (`PRAGMA mmap_size`); 0 turns it off.
+    /// Mapped pages are the OS page cache's and save a copy per page read, but they count in
+    /// the process's resident set once per connection that touched them. Default 256 MiB.
+    pub mmap_bytes: u64,
+    /// Private page cache per connection in KiB (`PRAGMA cache_size`). Default 2048.
+    pub cache_kib: u32,
+    /// Write-ahead log size, in pages, at which a commit checkpoints it into the database
+    /// file (`PRAGMA wal_autocheckpoint`). A checkpoint flushes the file to disk, which stalls
+    /// writes; a larger log means fewer, slightly longer stalls. Default 1000 (SQLite's).
+    pub checkpoint_pages: u32,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        Self { max_readers: 8, mmap_bytes: 256 << 20, cache_kib: 2048, checkpoint_pages: 1000 }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Readers {
+    idle: Vec<Connection>,
+    open: usize,
+}
 
 /// Each entry moves the schema from version `i` to `i + 1`. Never edit a shipped entry.
 const MIGRATIONS: &[&str] = &[
@@ -72,8 +110,10 @@ impl From<rusqlite::Error> for StoreError {
 #[derive(Debug)]
 pub struct SqliteStore {
     path: PathBuf,
+    options: SqliteOptions,
     writer: Mutex<Connection>,
-    readers: Mutex<Vec<Connection>>,
+    readers: Mutex<Readers>,
+    reader_returned: Condvar,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -94,14 +134,33 @@ fn uuid_col<T: From<uuid::Uuid>>(row: &Row<'_>, idx: usize) -> rusqlite::Result<
 }
 
 impl SqliteStore {
-    /// Open (creating if needed, mode 0600) and migrate the database at `path`.
+    /// Open (creating if needed, mode 0600) and migrate the database at `path`, with the
+    /// default [`SqliteOptions`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with(path, &SqliteOptions::default())
+    }
+
+    /// [`open`](Self::open) with explicit options.
+    pub fn open_with(path: impl AsRef<Path>, options: &SqliteOptions) -> Result<Self, StoreError> {
         let path = path.as_ref().to_path_buf();
+        let options = SqliteOptions { max_readers: options.max_readers.max(1), ..options.clone() };
         crate::fsutil::touch_private(&path).map_err(|e| StoreError::Backend(Box::new(e)))?;
-        let mut writer = Self::connect(&path)?;
+        let mut writer = Self::connect(&path, &options)?;
         writer.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))?;
         Self::migrate(&mut writer)?;
-        Ok(Self { path, writer: Mutex::new(writer), readers: Mutex::new(Vec::new()) })
+        writer.pragma_update(None, "wal_autocheckpoint", options.checkpoint_pages)?;
+        Ok(Self {
+            path,
+            options,
+            writer: Mutex::new(writer),
+            readers: Mutex::new(Readers::default()),
+            reader_returned: Condvar::new(),
+        })
+    }
+
+    /// The options the store was opened with.
+    pub fn options(&self) -> &SqliteOptions {
+        &self.options
     }
 
     /// The database file.
@@ -109,7 +168,7 @@ impl SqliteStore {
         &self.path
     }
 
-    fn connect(path: &Path) -> Result<Connection, StoreError> {
+    fn connect(path: &Path, options: &SqliteOptions) -> Result<Connection, StoreError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
@@ -117,7 +176,8 @@ impl SqliteStore {
         conn.pragma_update(None, "secure_delete", "ON")?;
         // Random reads over a large file through a memory map avoid a pread per page; the
         // pages are the OS page cache's, shared by every connection.
-        conn.pragma_update(None, "mmap_size", MMAP_BYTES)?;
+        conn.pragma_update(None, "mmap_size", to_sql_u64(options.mmap_bytes))?;
+        conn.pragma_update(None, "cache_size", -i64::from(options.cache_kib))?;
         conn.set_prepared_statement_cache_capacity(32);
         Ok(conn)
     }
@@ -136,18 +196,30 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// Run `f` on a read connection from the pool.
     fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
-        let idle = lock(&self.readers).pop();
-        let conn = match idle {
-            Some(c) => c,
-            None => Self::connect(&self.path)?,
-        };
-        let result = f(&conn);
-        let mut pool = lock(&self.readers);
-        if pool.len() < MAX_IDLE_READERS {
-            pool.push(conn);
+        let lease = Lease { store: self, conn: Some(self.checkout()?) };
+        Ok(f(lease.conn.as_ref().expect("a lease holds its connection until dropped"))?)
+    }
+
+    /// An idle read connection, a new one while fewer than `max_readers` are open, or else
+    /// the next one returned. The pool's lock is never held while a connection is in use.
+    fn checkout(&self) -> Result<Connection, StoreError> {
+        let mut readers = lock(&self.readers);
+        loop {
+            if let Some(conn) = readers.idle.pop() {
+                return Ok(conn);
+            }
+            if readers.open < self.options.max_readers {
+                readers.open += 1;
+                drop(readers);
+                return Self::connect(&self.path, &self.options).inspect_err(|_| {
+                    lock(&self.readers).open -= 1;
+                    self.reader_returned.notify_one();
+                });
+            }
+            readers = self.reader_returned.wait(readers).unwrap_or_else(PoisonError::into_inner);
         }
-        Ok(result?)
     }
 
     fn write<T>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
@@ -156,6 +228,21 @@ impl SqliteStore {
         let out = f(&tx)?;
         tx.commit()?;
         Ok(out)
+    }
+}
+
+/// A read connection out of the pool; dropping it (even while unwinding) gives it back.
+struct Lease<'a> {
+    store: &'a SqliteStore,
+    conn: Option<Connection>,
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            lock(&self.store.readers).idle.push(conn);
+            self.store.reader_returned.notify_one();
+        }
     }
 }
 

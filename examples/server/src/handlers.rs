@@ -1,20 +1,20 @@
 //! The route handlers of SPEC section 3. Each one reads its input (400s first, in the order
 //! body, field types, `contactId`, `twoFactorIssuer`), then asks the core on the blocking pool.
 
-use axum::Extension;
-use axum::extract::{RawQuery, State};
+use axum::extract::{FromRequestParts, RawQuery, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rampart_core::lifecycle::{MSG_CREATED, MSG_DISABLED, MSG_ENABLED, MSG_VALID, status_message};
-use rampart_core::{Authenticated, ErrorKind, Service, Verification};
+use rampart_core::partner::bearer_token;
+use rampart_core::{AuthMethod, ContactId, ErrorKind, PartnerId, Service, Token, Verification};
 use serde::Serialize;
 use serde_json::Value;
+use zeroize::Zeroizing;
 
 use crate::AppState;
 use crate::error::{ApiError, body_response, message_response};
 use crate::input::{JsonObject, contact_id, query_param};
-
-type Answer = Result<Response, ApiError>;
 
 /// Run a core call on the blocking pool, so store work never stalls the async runtime.
 /// `failure` labels the (unexpected) case where the task itself dies.
@@ -27,6 +27,70 @@ pub(crate) async fn blocking<T: Send + 'static>(
     match tokio::task::spawn_blocking(move || call(&service)).await {
         Ok(result) => result.map_err(ApiError),
         Err(join) => Err(ApiError(rampart_core::Error::new(failure).with_cause(join.to_string()))),
+    }
+}
+
+/// The caller's `Authorization: Bearer` credential, read without touching the store (no header:
+/// 401 at once). It is checked on the blocking pool in the same trip as the operation.
+pub struct Bearer(Zeroizing<String>);
+
+impl std::fmt::Debug for Bearer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Bearer(<redacted>)")
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Bearer {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let bearer = parts.headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token);
+        bearer.map(|b| Self(Zeroizing::new(b.to_owned()))).ok_or_else(|| ErrorKind::Unauthorized.into())
+    }
+}
+
+/// How an authenticated call went: how the caller authenticated (once the credential checked
+/// out) and the answer.
+struct Partnered<T> {
+    method: Option<AuthMethod>,
+    answer: Result<T, ApiError>,
+}
+
+/// Authenticate `bearer`, then run `call` for its partner on `input`, in one blocking-pool
+/// trip. The order of answers stays 401, then the input's 413 or 400, then the core's.
+async fn as_partner<I: Send + 'static, T: Send + 'static>(
+    state: &AppState,
+    bearer: Bearer,
+    failure: ErrorKind,
+    input: Result<I, ApiError>,
+    call: impl FnOnce(&Service, &PartnerId, I) -> rampart_core::Result<T> + Send + 'static,
+) -> Partnered<T> {
+    let service = state.service.clone();
+    let work = move || {
+        let auth = match service.authenticate(&bearer.0) {
+            Ok(auth) => auth,
+            Err(e) => return Partnered { method: None, answer: Err(ApiError(e)) },
+        };
+        let answer = input.and_then(|input| call(&service, &auth.partner_id, input).map_err(ApiError));
+        Partnered { method: Some(auth.method), answer }
+    };
+    match tokio::task::spawn_blocking(work).await {
+        Ok(done) => done,
+        Err(join) => Partnered {
+            method: None,
+            answer: Err(ApiError(rampart_core::Error::new(failure).with_cause(join.to_string()))),
+        },
+    }
+}
+
+impl<T> Partnered<T> {
+    /// The HTTP answer: `to_response` on success; answers to a legacy JWT carry `Deprecation: true`.
+    fn respond(self, to_response: impl FnOnce(T) -> Response) -> Response {
+        let mut response = self.answer.map_or_else(IntoResponse::into_response, to_response);
+        if self.method == Some(AuthMethod::LegacyJwt) {
+            response.headers_mut().insert("deprecation", HeaderValue::from_static("true"));
+        }
+        response
     }
 }
 
@@ -54,24 +118,18 @@ struct Details {
 }
 
 /// GET /v1/auth/create2fa?contactId=...&twoFactorIssuer=...
-pub async fn create_2fa(
-    State(state): State<AppState>,
-    Extension(auth): Extension<Authenticated>,
-    RawQuery(query): RawQuery,
-) -> Response {
-    let answer: Answer = async {
-        let contact = contact_id(query_param(query.as_deref(), "contactId").as_deref())?;
-        let issuer = query_param(query.as_deref(), "twoFactorIssuer");
-        let setup = blocking(&state, ErrorKind::CreateFailed, move |s| {
-            s.create_2fa(&auth.partner_id, &contact, issuer.as_deref())
-        })
-        .await?;
-        let details = Details { qr_code: setup.qr_code, manual: setup.manual };
-        Ok(body_response(StatusCode::OK, MSG_CREATED, Created { details }))
-    }
+pub async fn create_2fa(State(state): State<AppState>, bearer: Bearer, RawQuery(query): RawQuery) -> Response {
+    let input = contact_id(query_param(query.as_deref(), "contactId").as_deref())
+        .map(|contact| (contact, query_param(query.as_deref(), "twoFactorIssuer")));
+    let done = as_partner(&state, bearer, ErrorKind::CreateFailed, input, |s, partner, (contact, issuer)| {
+        s.create_2fa(partner, &contact, issuer.as_deref())
+    })
     .await;
+    let mut response = done.respond(|setup| {
+        let details = Details { qr_code: setup.qr_code, manual: setup.manual };
+        body_response(StatusCode::OK, MSG_CREATED, Created { details })
+    });
     // Every answer of create stays out of caches, the one carrying a secret above all.
-    let mut response = answer.unwrap_or_else(IntoResponse::into_response);
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }
@@ -84,101 +142,105 @@ enum Attempt {
     Verify,
 }
 
-async fn attempt(state: AppState, auth: Authenticated, body: JsonObject, op: Attempt) -> Answer {
-    let contact = body.string("contactId")?;
-    let contact = contact_id(contact)?;
-    let token = body.token();
-    let partner = auth.partner_id;
-    let message = match op {
-        Attempt::Enable => {
-            blocking(&state, ErrorKind::EnableFailed, move |s| s.enable_2fa(&partner, &contact, token)).await?;
-            MSG_ENABLED
-        }
-        Attempt::Disable => {
-            blocking(&state, ErrorKind::DisableFailed, move |s| s.disable_2fa(&partner, &contact, token)).await?;
-            MSG_DISABLED
-        }
-        Attempt::Verify => {
-            match blocking(&state, ErrorKind::VerifyFailed, move |s| s.verify_2fa(&partner, &contact, token)).await? {
-                Verification::Accepted => MSG_VALID,
-                Verification::Rejected => return Err(ErrorKind::TokenFailed.into()),
-            }
-        }
+/// `{"contactId","token"}`: the contact must be valid; the token is classified by the core.
+fn attempt_input(body: Result<JsonObject, ApiError>) -> Result<(ContactId, Token), ApiError> {
+    let body = body?;
+    Ok((contact_id(body.string("contactId")?)?, body.token()))
+}
+
+async fn attempt(state: AppState, bearer: Bearer, body: Result<JsonObject, ApiError>, op: Attempt) -> Response {
+    let input = attempt_input(body);
+    let failure = match op {
+        Attempt::Enable => ErrorKind::EnableFailed,
+        Attempt::Disable => ErrorKind::DisableFailed,
+        Attempt::Verify => ErrorKind::VerifyFailed,
     };
-    Ok(ok(message))
+    let done = as_partner(&state, bearer, failure, input, move |s, partner, (contact, token)| match op {
+        Attempt::Enable => s.enable_2fa(partner, &contact, token).map(|()| MSG_ENABLED),
+        Attempt::Disable => s.disable_2fa(partner, &contact, token).map(|()| MSG_DISABLED),
+        Attempt::Verify => match s.verify_2fa(partner, &contact, token)? {
+            Verification::Accepted => Ok(MSG_VALID),
+            Verification::Rejected => Err(ErrorKind::TokenFailed.into()),
+        },
+    })
+    .await;
+    done.respond(ok)
 }
 
 /// POST /v1/auth/enable2fa `{"token","contactId"}`
-pub async fn enable_2fa(
-    State(state): State<AppState>,
-    Extension(auth): Extension<Authenticated>,
-    body: JsonObject,
-) -> Answer {
-    attempt(state, auth, body, Attempt::Enable).await
+pub async fn enable_2fa(State(state): State<AppState>, bearer: Bearer, body: Result<JsonObject, ApiError>) -> Response {
+    attempt(state, bearer, body, Attempt::Enable).await
 }
 
 /// POST /v1/auth/disable2fa `{"token","contactId"}`
 pub async fn disable_2fa(
     State(state): State<AppState>,
-    Extension(auth): Extension<Authenticated>,
-    body: JsonObject,
-) -> Answer {
-    attempt(state, auth, body, Attempt::Disable).await
+    bearer: Bearer,
+    body: Result<JsonObject, ApiError>,
+) -> Response {
+    attempt(state, bearer, body, Attempt::Disable).await
 }
 
 /// POST /v1/auth/verify2fa `{"token","contactId"}` (extension)
-pub async fn verify_2fa(
-    State(state): State<AppState>,
-    Extension(auth): Extension<Authenticated>,
-    body: JsonObject,
-) -> Answer {
-    attempt(state, auth, body, Attempt::Verify).await
+pub async fn verify_2fa(State(state): State<AppState>, bearer: Bearer, body: Result<JsonObject, ApiError>) -> Response {
+    attempt(state, bearer, body, Attempt::Verify).await
 }
 
 /// GET /v1/auth/2fa?contactId=...
-pub async fn status_2fa(
-    State(state): State<AppState>,
-    Extension(auth): Extension<Authenticated>,
-    RawQuery(query): RawQuery,
-) -> Answer {
-    let contact = contact_id(query_param(query.as_deref(), "contactId").as_deref())?;
-    let enabled = blocking(&state, ErrorKind::StatusFailed, move |s| s.status_2fa(&auth.partner_id, &contact)).await?;
-    Ok(ok_with(status_message(enabled), "status", Value::Bool(enabled)))
+pub async fn status_2fa(State(state): State<AppState>, bearer: Bearer, RawQuery(query): RawQuery) -> Response {
+    let input = contact_id(query_param(query.as_deref(), "contactId").as_deref());
+    let done = as_partner(&state, bearer, ErrorKind::StatusFailed, input, |s, partner, contact| {
+        s.status_2fa(partner, &contact)
+    })
+    .await;
+    done.respond(|enabled| ok_with(status_message(enabled), "status", Value::Bool(enabled)))
+}
+
+/// A widget setting's new value: a required string field of the body.
+fn setting_input(body: Result<JsonObject, ApiError>, field: &str) -> Result<String, ApiError> {
+    Ok(body?.required_string(field)?.to_owned())
 }
 
 /// POST /v1/users/widgetText `{"widgetText"}`
 pub async fn set_widget_text(
     State(state): State<AppState>,
-    Extension(auth): Extension<Authenticated>,
-    body: JsonObject,
-) -> Answer {
-    let text = body.required_string("widgetText")?.to_owned();
-    let stored = blocking(&state, ErrorKind::Internal, move |s| s.set_widget_text(&auth.partner_id, &text)).await?;
-    Ok(ok(&format!("Widget text updated to: {stored}")))
+    bearer: Bearer,
+    body: Result<JsonObject, ApiError>,
+) -> Response {
+    let input = setting_input(body, "widgetText");
+    let done =
+        as_partner(&state, bearer, ErrorKind::Internal, input, |s, partner, text| s.set_widget_text(partner, &text))
+            .await;
+    done.respond(|stored| ok(&format!("Widget text updated to: {stored}")))
 }
 
 /// GET /v1/users/widgetText
-pub async fn widget_text(State(state): State<AppState>, Extension(auth): Extension<Authenticated>) -> Answer {
-    let text = blocking(&state, ErrorKind::Internal, move |s| s.widget_text(&auth.partner_id)).await?;
-    Ok(ok_with("Widget text retrieved.", "widgetText", text.map_or(Value::Null, Value::String)))
+pub async fn widget_text(State(state): State<AppState>, bearer: Bearer) -> Response {
+    let done = as_partner(&state, bearer, ErrorKind::Internal, Ok(()), |s, partner, ()| s.widget_text(partner)).await;
+    done.respond(|text| ok_with("Widget text retrieved.", "widgetText", text.map_or(Value::Null, Value::String)))
 }
 
 /// POST /v1/users/widgetButtonURL `{"widgetButtonURL"}`
 pub async fn set_widget_button_url(
     State(state): State<AppState>,
-    Extension(auth): Extension<Authenticated>,
-    body: JsonObject,
-) -> Answer {
-    let url = body.required_string("widgetButtonURL")?.to_owned();
-    let stored =
-        blocking(&state, ErrorKind::Internal, move |s| s.set_widget_button_url(&auth.partner_id, &url)).await?;
-    Ok(ok(&format!("Widget button URL updated to: {stored}")))
+    bearer: Bearer,
+    body: Result<JsonObject, ApiError>,
+) -> Response {
+    let input = setting_input(body, "widgetButtonURL");
+    let done = as_partner(&state, bearer, ErrorKind::Internal, input, |s, partner, url| {
+        s.set_widget_button_url(partner, &url)
+    })
+    .await;
+    done.respond(|stored| ok(&format!("Widget button URL updated to: {stored}")))
 }
 
 /// GET /v1/users/widgetButtonURL
-pub async fn widget_button_url(State(state): State<AppState>, Extension(auth): Extension<Authenticated>) -> Answer {
-    let url = blocking(&state, ErrorKind::Internal, move |s| s.widget_button_url(&auth.partner_id)).await?;
-    Ok(ok_with("Widget button URL retrieved.", "widgetButtonURL", url.map_or(Value::Null, Value::String)))
+pub async fn widget_button_url(State(state): State<AppState>, bearer: Bearer) -> Response {
+    let done =
+        as_partner(&state, bearer, ErrorKind::Internal, Ok(()), |s, partner, ()| s.widget_button_url(partner)).await;
+    done.respond(|url| {
+        ok_with("Widget button URL retrieved.", "widgetButtonURL", url.map_or(Value::Null, Value::String))
+    })
 }
 
 /// GET /healthz: 200 when the store answers, else 503 (the cause goes to the log).

@@ -33,13 +33,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
-use axum::http::{HeaderValue, header};
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
-use rampart_core::partner::bearer_token;
-use rampart_core::{AuthMethod, ErrorKind, Service};
+use rampart_core::Service;
 
 pub use error::ApiError;
 pub use input::MAX_BODY_BYTES;
@@ -61,8 +59,7 @@ pub fn app(service: Arc<Service>) -> Router {
         .route("/v1/auth/verify2fa", post(handlers::verify_2fa))
         .route("/v1/auth/2fa", get(handlers::status_2fa))
         .route("/v1/users/widgetText", post(handlers::set_widget_text).get(handlers::widget_text))
-        .route("/v1/users/widgetButtonURL", post(handlers::set_widget_button_url).get(handlers::widget_button_url))
-        .route_layer(middleware::from_fn_with_state(state.clone(), authenticate));
+        .route("/v1/users/widgetButtonURL", post(handlers::set_widget_button_url).get(handlers::widget_button_url));
     Router::new()
         .route("/healthz", get(handlers::healthz))
         .route("/openapi.json", get(handlers::openapi))
@@ -72,30 +69,6 @@ pub fn app(service: Arc<Service>) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(log_request))
         .with_state(state)
-}
-
-/// `Authorization: Bearer <secret key or JWT>`; anything else is 401. Runs before the body is
-/// read, so 401 comes before 413 and 400. Answers to a legacy JWT carry `Deprecation: true`.
-async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    let bearer = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(bearer_token)
-        .map(|b| zeroize::Zeroizing::new(b.to_owned()));
-    let Some(bearer) = bearer else {
-        return ApiError::from(ErrorKind::Unauthorized).into_response();
-    };
-    let auth = match handlers::blocking(&state, ErrorKind::Internal, move |s| s.authenticate(&bearer)).await {
-        Ok(auth) => auth,
-        Err(e) => return e.into_response(),
-    };
-    req.extensions_mut().insert(auth);
-    let mut response = next.run(req).await;
-    if auth.method == AuthMethod::LegacyJwt {
-        response.headers_mut().insert("deprecation", HeaderValue::from_static("true"));
-    }
-    response
 }
 
 /// One line per request: method, matched route (never the query string), status, latency.
