@@ -7,7 +7,9 @@
 # Starts rampart-server (release) on a temporary SQLite database seeded with CONTACTS enabled
 # contacts, drives GET /v1/auth/2fa and POST /v1/auth/verify2fa from wrk (a second process, on
 # loopback), and reports requests/s, latency percentiles, non-2xx answers and the server's
-# peak RSS. Needs wrk (Debian package `wrk`; installed when missing).
+# peak RSS; GET /healthz runs first as a peer (the same server without authentication or a
+# contact lookup), so the routes can be read as ratios of it. Needs wrk (Debian package
+# `wrk`; installed when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CONTACTS=${CONTACTS:-100000}
@@ -34,6 +36,10 @@ RUST_LOG=warn "$bin/rampart-server" --db "$work/bench.db" --listen "127.0.0.1:$P
 server=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
 url="http://127.0.0.1:$PORT"
+
+# Peers in the same run, for ratios: the server's own floor without auth or a contact lookup.
+echo "== peer: GET /healthz, one trivial store read ($DURATION, $CONNECTIONS connections)"
+wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency "$url/healthz"
 
 echo "== GET /v1/auth/2fa ($DURATION, $CONNECTIONS connections)"
 wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency -s scripts/wrk/status.lua "$url" -- "$work/key.txt" "$work/contacts.txt"
