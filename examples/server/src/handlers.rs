@@ -32,7 +32,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
 
 /// The caller's `Authorization: Bearer` credential, read without touching the store (no header:
 /// 401 at once). It is checked on the blocking pool in the same trip as the operation.
-pub struct Bearer(Zeroizing<String>);
+pub struct Bearer(pub(crate) Zeroizing<String>);
 
 impl std::fmt::Debug for Bearer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -51,14 +51,14 @@ impl<S: Send + Sync> FromRequestParts<S> for Bearer {
 
 /// How an authenticated call went: how the caller authenticated (once the credential checked
 /// out) and the answer.
-struct Partnered<T> {
+pub(crate) struct Partnered<T> {
     method: Option<AuthMethod>,
     answer: Result<T, ApiError>,
 }
 
 /// Authenticate `bearer`, then run `call` for its partner on `input`, in one blocking-pool
 /// trip. The order of answers stays 401, then the input's 413 or 400, then the core's.
-async fn as_partner<I: Send + 'static, T: Send + 'static>(
+pub(crate) async fn as_partner<I: Send + 'static, T: Send + 'static>(
     state: &AppState,
     bearer: Bearer,
     failure: ErrorKind,
@@ -85,7 +85,7 @@ async fn as_partner<I: Send + 'static, T: Send + 'static>(
 
 impl<T> Partnered<T> {
     /// The HTTP answer: `to_response` on success; answers to a legacy JWT carry `Deprecation: true`.
-    fn respond(self, to_response: impl FnOnce(T) -> Response) -> Response {
+    pub(crate) fn respond(self, to_response: impl FnOnce(T) -> Response) -> Response {
         let mut response = self.answer.map_or_else(IntoResponse::into_response, to_response);
         if self.method == Some(AuthMethod::LegacyJwt) {
             response.headers_mut().insert("deprecation", HeaderValue::from_static("true"));

@@ -27,6 +27,7 @@ mod error;
 mod handlers;
 mod input;
 pub mod openapi;
+mod widget;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -38,6 +39,7 @@ use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::{get, post};
 use rampart_core::Service;
+use rampart_core::widget::WidgetConfig;
 
 pub use error::ApiError;
 pub use input::MAX_BODY_BYTES;
@@ -47,11 +49,18 @@ pub use input::MAX_BODY_BYTES;
 pub struct AppState {
     /// The core; every call on it runs on the blocking pool.
     pub service: Arc<Service>,
+    /// Roots, brand and coins of the widget routes.
+    pub widget: Arc<WidgetConfig>,
 }
 
-/// The router of SPEC section 3 (without the `/v1/widget/*` routes) over `service`.
+/// The router of SPEC section 3 over `service`, with the default [`WidgetConfig`].
 pub fn app(service: Arc<Service>) -> Router {
-    let state = AppState { service };
+    app_with_widget(service, WidgetConfig::default())
+}
+
+/// The router of SPEC section 3 over `service`, with the widget routes on `widget`.
+pub fn app_with_widget(service: Arc<Service>, widget: WidgetConfig) -> Router {
+    let state = AppState { service, widget: Arc::new(widget) };
     let partner_routes = Router::new()
         .route("/v1/auth/create2fa", get(handlers::create_2fa))
         .route("/v1/auth/enable2fa", post(handlers::enable_2fa))
@@ -59,7 +68,10 @@ pub fn app(service: Arc<Service>) -> Router {
         .route("/v1/auth/verify2fa", post(handlers::verify_2fa))
         .route("/v1/auth/2fa", get(handlers::status_2fa))
         .route("/v1/users/widgetText", post(handlers::set_widget_text).get(handlers::widget_text))
-        .route("/v1/users/widgetButtonURL", post(handlers::set_widget_button_url).get(handlers::widget_button_url));
+        .route("/v1/users/widgetButtonURL", post(handlers::set_widget_button_url).get(handlers::widget_button_url))
+        .route("/v1/widget/validate", post(widget::validate_options))
+        .route("/v1/widget/url", post(widget::url))
+        .route("/v1/widget/snippet", post(widget::snippet));
     Router::new()
         .route("/healthz", get(handlers::healthz))
         .route("/openapi.json", get(handlers::openapi))

@@ -105,6 +105,49 @@ fn attempt(summary: &str, id: &str, message: &str) -> Value {
     })
 }
 
+/// The widget options body (SPEC section 4); the partner's publishable key fills `publicKey`
+/// when neither key is given.
+fn widget_body() -> Value {
+    json!({
+        "required": true,
+        "description": "Widget options: clientName, environment, publicKey, apiKey (deprecated), tokens, \
+            homeScreenMessage, receiveAddress (coin -> address), targetContainerId, darkTheme, currencies, \
+            amount, showRampartLogo. The partner's publishable key is used when neither key is given.",
+        "content": { "application/json": { "schema": { "type": "object" } } }
+    })
+}
+
+/// An issue of the widget validation result.
+fn widget_issues() -> Value {
+    json!({ "type": "array", "items": {
+        "type": "object",
+        "properties": {
+            "code": { "type": "string" }, "path": { "type": "string" }, "message": { "type": "string" },
+            "value": { "type": ["string", "null"] }, "suggestion": { "type": ["string", "null"] },
+        },
+        "required": ["code", "path", "message"],
+    } })
+}
+
+fn widget_mode() -> Value {
+    json!({ "type": "object", "description": "{\"kind\":\"standard\"|\"oneScreenCheckout\"|\"incomplete\", \"missing\"?}" })
+}
+
+/// Codes of the widget routes (400 also carries `errors`, `warnings` and `mode`).
+const WIDGET_CODES: &[u16] = &[400, 401, 413, 500];
+
+fn widget_route(summary: &str, id: &str, parameters: Value, success: Value) -> Value {
+    json!({
+        "summary": summary,
+        "operationId": id,
+        "tags": ["Widget"],
+        "security": [{ "bearer": [] }],
+        "parameters": parameters,
+        "requestBody": widget_body(),
+        "responses": responses(message_schema(success), WIDGET_CODES),
+    })
+}
+
 /// The document.
 pub fn document() -> Value {
     let nullable_string = json!({ "type": ["string", "null"] });
@@ -200,6 +243,32 @@ pub fn document() -> Value {
                     "responses": responses(message_schema(json!({ "widgetButtonURL": nullable_string })), &[401, 500]),
                 },
             },
+            "/v1/widget/validate": { "post": widget_route(
+                "Check widget options: every error and warning at once (extension)",
+                "widgetValidate",
+                json!([{ "name": "target", "in": "query", "required": false,
+                    "description": "url (default) or script (a container id is then required)",
+                    "schema": { "type": "string", "enum": ["url", "script"] } }]),
+                json!({ "valid": { "type": "boolean" }, "errors": widget_issues(), "warnings": widget_issues(),
+                    "mode": widget_mode(), "options": { "type": ["object", "null"] } }),
+            ) },
+            "/v1/widget/url": { "post": widget_route(
+                "The canonical widget URL, optionally signed (extension)",
+                "widgetUrl",
+                json!([{ "name": "sign", "in": "query", "required": false,
+                    "description": "true: sign with the caller's secret key (timestamp and signature parameters)",
+                    "schema": { "type": "boolean" } }]),
+                json!({ "url": { "type": "string" }, "signed": { "type": "boolean" },
+                    "warnings": widget_issues(), "mode": widget_mode() }),
+            ) },
+            "/v1/widget/snippet": { "post": widget_route(
+                "Script and iframe snippets and the host page's CSP directives (extension)",
+                "widgetSnippet",
+                json!([]),
+                json!({ "script": { "type": "string" }, "iframe": { "type": "string" },
+                    "csp": { "type": "object", "properties": { "frameSrc": { "type": "string" }, "scriptSrc": { "type": "string" } } },
+                    "warnings": widget_issues(), "mode": widget_mode() }),
+            ) },
             "/openapi.json": { "get": {
                 "summary": "This document",
                 "operationId": "openapi",

@@ -382,7 +382,7 @@ async fn unknown_paths_404_and_wrong_methods_405_as_json() {
     let s = Server::sandbox().await;
     let (_, key) = s.partner();
     for path in
-        ["/", "/v1", "/v1/auth/create2fa/", "/v1/auth/CREATE2FA", "/v1/widget/validate", "/v1/widget/url", "/nope"]
+        ["/", "/v1", "/v1/auth/create2fa/", "/v1/auth/CREATE2FA", "/v1/widget/", "/v1/widget/URL", "/nope"]
     {
         s.get(path, Some(&key)).await.assert_error(404, "Not found");
         s.get(path, None).await.assert_error(404, "Not found");
@@ -397,6 +397,9 @@ async fn unknown_paths_404_and_wrong_methods_405_as_json() {
         (reqwest::Method::DELETE, "/v1/users/widgetButtonURL"),
         (reqwest::Method::POST, "/healthz"),
         (reqwest::Method::POST, "/openapi.json"),
+        (reqwest::Method::GET, "/v1/widget/validate"),
+        (reqwest::Method::GET, "/v1/widget/url"),
+        (reqwest::Method::PUT, "/v1/widget/snippet"),
     ];
     for (method, path) in methods {
         let r = s.send(s.client.request(method.clone(), s.url(path)).bearer_auth(&key)).await;
@@ -782,6 +785,14 @@ async fn openapi_document_matches_the_running_app() {
         seen.note("get", path, &s.get(path, k).await);
         seen.note("get", path, &s.get(path, None).await);
     }
+    for path in ["/v1/widget/validate", "/v1/widget/url", "/v1/widget/snippet"] {
+        let snippet_ready = json!({ "environment": "sandbox", "targetContainerId": "w" });
+        seen.note("post", path, &s.post(path, k, &snippet_ready).await);
+        seen.note("post", path, &s.post(path, k, &json!({ "amount": 5 })).await);
+        seen.note("post", path, &s.post_raw(path, k, "[").await);
+        seen.note("post", path, &s.post_raw(path, None, "{}").await);
+        seen.note("post", path, &s.post_raw(path, k, big.clone()).await);
+    }
     seen.note("get", "/healthz", &s.get("/healthz", None).await);
     seen.note("get", "/openapi.json", &s.get("/openapi.json", None).await);
     // Server failures: 500 and 503.
@@ -798,6 +809,9 @@ async fn openapi_document_matches_the_running_app() {
             path,
             &s.post(path, k, &json!({ "widgetText": "x", "widgetButtonURL": "https://e.com/" })).await,
         );
+    }
+    for path in ["/v1/widget/validate", "/v1/widget/url", "/v1/widget/snippet"] {
+        seen.note("post", path, &s.post(path, k, &json!({})).await);
     }
     seen.note("get", "/healthz", &s.get("/healthz", None).await);
 
@@ -825,6 +839,9 @@ async fn openapi_document_matches_the_running_app() {
         ("post", "/v1/auth/disable2fa", &[200, 400, 401, 409, 413, 423, 429, 500][..]),
         ("post", "/v1/auth/verify2fa", &[200, 400, 401, 409, 413, 423, 429, 500][..]),
         ("get", "/healthz", &[200, 503][..]),
+        ("post", "/v1/widget/url", &[200, 400, 401, 413][..]),
+        ("post", "/v1/widget/snippet", &[200, 400, 401, 413][..]),
+        ("post", "/v1/widget/validate", &[200, 400, 401, 413][..]),
     ] {
         let got = &seen.0[&(method.to_owned(), path.to_owned())];
         assert!(expect.iter().all(|c| got.contains(c)), "{method} {path}: {got:?}");

@@ -1,0 +1,200 @@
+//! The widget routes (SPEC section 4, extension): `POST /v1/widget/validate`, `/url` and
+//! `/snippet`. The body is the widget options object; the partner's publishable key is filled
+//! in when neither `publicKey` nor `apiKey` is given, and the server's environment is the
+//! environment hint.
+//!
+//! - `validate` always answers 200 with the validation result (`valid`, `errors`, `warnings`,
+//!   `mode`): checking options is what it is for. `?target=script` checks them for the script
+//!   (a container id is then required); the default target is `url`.
+//! - `url` and `snippet` answer 400 when the options have errors, with the message naming the
+//!   offending option paths and the same `errors`, `warnings` and `mode` fields.
+//! - `url?sign=true` signs the URL with the caller's secret key (the bearer credential), so a
+//!   caller authenticated with a legacy JWT cannot ask for it (400).
+
+use axum::extract::{RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use rampart_core::widget::{
+    IframeOptions, Target, Validation, WidgetConfig, build_url, csp_directives, iframe_snippet, script_snippet,
+    sign_url, validate,
+};
+use rampart_core::{Environment, ErrorKind, PartnerId, Service};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use zeroize::Zeroizing;
+
+use crate::AppState;
+use crate::error::{ApiError, body_response};
+use crate::handlers::{Bearer, as_partner};
+use crate::input::{JsonObject, query_param};
+
+/// The options with the partner's publishable key filled in when no key is given.
+fn with_partner_key(
+    service: &Service,
+    partner: &PartnerId,
+    mut options: Map<String, Value>,
+) -> rampart_core::Result<Map<String, Value>> {
+    if !options.contains_key("publicKey") && !options.contains_key("apiKey") {
+        let key = service.partner(partner)?.publishable_key;
+        options.insert("publicKey".into(), Value::String(key));
+    }
+    Ok(options)
+}
+
+fn check(
+    service: &Service,
+    partner: &PartnerId,
+    options: Map<String, Value>,
+    target: Target,
+    widget: &WidgetConfig,
+) -> rampart_core::Result<Validation> {
+    let options = with_partner_key(service, partner, options)?;
+    let environment: Environment = service.config().environment;
+    Ok(validate(&options, target, Some(environment), widget))
+}
+
+/// `?target=url|script` (default `url`).
+fn target(query: Option<&str>) -> Result<Target, ApiError> {
+    match query_param(query, "target").as_deref() {
+        None | Some("url") => Ok(Target::Url),
+        Some("script") => Ok(Target::Script),
+        Some(_) => Err(ApiError::invalid("target", "must be \"url\" or \"script\"")),
+    }
+}
+
+/// `?sign=true|false` (default false).
+fn sign(query: Option<&str>) -> Result<bool, ApiError> {
+    match query_param(query, "sign").as_deref() {
+        None | Some("false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(_) => Err(ApiError::invalid("sign", "must be true or false")),
+    }
+}
+
+#[derive(Serialize)]
+struct Checked<'a> {
+    valid: bool,
+    #[serde(flatten)]
+    validation: &'a Validation,
+}
+
+/// The 400 for options with errors: the message names every offending path.
+fn invalid(validation: &Validation) -> Response {
+    let mut paths: Vec<&str> =
+        validation.errors.iter().map(|e| if e.path.is_empty() { "options" } else { e.path.as_str() }).collect();
+    paths.dedup();
+    let message = format!("Invalid widget options: {}", paths.join(", "));
+    body_response(StatusCode::BAD_REQUEST, &message, Checked { valid: false, validation })
+}
+
+/// POST /v1/widget/validate[?target=url|script]
+pub async fn validate_options(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    RawQuery(query): RawQuery,
+    body: Result<JsonObject, ApiError>,
+) -> Response {
+    let input = target(query.as_deref()).and_then(|t| Ok((t, body?.0)));
+    let widget = state.widget.clone();
+    let done = as_partner(&state, bearer, ErrorKind::Internal, input, move |s, partner, (target, options)| {
+        check(s, partner, options, target, &widget)
+    })
+    .await;
+    done.respond(|validation| {
+        let valid = validation.is_valid();
+        body_response(StatusCode::OK, "Widget options checked.", Checked { valid, validation: &validation })
+    })
+}
+
+#[derive(Serialize)]
+struct Built<'a> {
+    url: String,
+    signed: bool,
+    warnings: &'a [rampart_core::widget::Issue],
+    mode: rampart_core::widget::Mode,
+}
+
+/// POST /v1/widget/url[?sign=true]
+pub async fn url(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    RawQuery(query): RawQuery,
+    body: Result<JsonObject, ApiError>,
+) -> Response {
+    let input = sign(query.as_deref()).and_then(|sign| Ok((sign, body?.0)));
+    // Only a secret key can sign; it is the caller's own credential, checked before use.
+    let secret_key = bearer.secret_key();
+    let widget = state.widget.clone();
+    let done = as_partner(&state, bearer, ErrorKind::Internal, input, move |s, partner, (sign, options)| {
+        let validation = check(s, partner, options, Target::Url, &widget)?;
+        let Some(options) = &validation.options else { return Ok((validation, None)) };
+        let url = if !sign {
+            build_url(options, &widget)
+        } else {
+            let key = secret_key.as_deref().ok_or_else(|| {
+                rampart_core::Error::invalid_input("sign", "needs a secret key as the bearer credential")
+            })?;
+            sign_url(options, key, now(), &widget)
+                .map_err(|e| rampart_core::Error::invalid_input("sign", e.message()))?
+        };
+        Ok((validation, Some((url, sign))))
+    })
+    .await;
+    done.respond(|(validation, built)| match built {
+        None => invalid(&validation),
+        Some((url, signed)) => body_response(
+            StatusCode::OK,
+            "Widget URL built.",
+            Built { url, signed, warnings: &validation.warnings, mode: validation.mode },
+        ),
+    })
+}
+
+#[derive(Serialize)]
+struct Snippets<'a> {
+    script: String,
+    iframe: String,
+    csp: rampart_core::widget::CspDirectives,
+    warnings: &'a [rampart_core::widget::Issue],
+    mode: rampart_core::widget::Mode,
+}
+
+/// POST /v1/widget/snippet: the script snippet, the iframe snippet and the host page's CSP
+/// directives, from options checked for the script.
+pub async fn snippet(State(state): State<AppState>, bearer: Bearer, body: Result<JsonObject, ApiError>) -> Response {
+    let input = body.map(|b| b.0);
+    let widget = state.widget.clone();
+    let done = as_partner(&state, bearer, ErrorKind::Internal, input, move |s, partner, options| {
+        check(s, partner, options, Target::Script, &widget)
+    })
+    .await;
+    let widget = state.widget.clone();
+    done.respond(move |validation| {
+        let Some(options) = &validation.options else { return invalid(&validation) };
+        match script_snippet(options, &widget) {
+            Ok(script) => {
+                let snippets = Snippets {
+                    script,
+                    iframe: iframe_snippet(options, &IframeOptions::default(), &widget),
+                    csp: csp_directives(options.environment(), &widget),
+                    warnings: &validation.warnings,
+                    mode: validation.mode,
+                };
+                body_response(StatusCode::OK, "Widget snippets built.", snippets)
+            }
+            // Options checked for the script always make one; answer as bad input if not.
+            Err(e) => axum::response::IntoResponse::into_response(ApiError::invalid("options", e.message())),
+        }
+    })
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+impl Bearer {
+    /// The credential when it is a secret key (`sk_...`), for signing.
+    fn secret_key(&self) -> Option<Zeroizing<String>> {
+        self.0.starts_with("sk_").then(|| self.0.clone())
+    }
+}
