@@ -381,9 +381,7 @@ async fn body_over_64_kib_is_413_after_auth_and_before_400() {
 async fn unknown_paths_404_and_wrong_methods_405_as_json() {
     let s = Server::sandbox().await;
     let (_, key) = s.partner();
-    for path in
-        ["/", "/v1", "/v1/auth/create2fa/", "/v1/auth/CREATE2FA", "/v1/widget/", "/v1/widget/URL", "/nope"]
-    {
+    for path in ["/", "/v1", "/v1/auth/create2fa/", "/v1/auth/CREATE2FA", "/v1/widget/", "/v1/widget/URL", "/nope"] {
         s.get(path, Some(&key)).await.assert_error(404, "Not found");
         s.get(path, None).await.assert_error(404, "Not found");
     }
