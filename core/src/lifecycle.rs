@@ -185,9 +185,7 @@ impl Service {
 
     /// Whether 2FA is enabled for the contact (unknown contacts: false).
     pub fn status_2fa(&self, partner: &PartnerId, contact: &ContactId) -> Result<bool> {
-        let rec =
-            self.store().contact(partner, contact).map_err(|e| Error::new(ErrorKind::StatusFailed).with_cause(e))?;
-        Ok(rec.is_some_and(|r| r.enabled))
+        self.store().contact_enabled(partner, contact).map_err(|e| Error::new(ErrorKind::StatusFailed).with_cause(e))
     }
 
     fn lifecycle_attempt(&self, partner: &PartnerId, contact: &ContactId, op: Operation, token: Token) -> Result<()> {

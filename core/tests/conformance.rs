@@ -118,6 +118,7 @@ fn store_contacts(b: Backend) {
     })
     .unwrap();
     assert_eq!(s.contact(&p, &c).unwrap(), None, "a false return writes nothing");
+    assert!(!s.contact_enabled(&p, &c).unwrap(), "never written: not enabled");
     let full = ContactRecord {
         kyc_passed: true,
         enabled: true,
@@ -135,13 +136,16 @@ fn store_contacts(b: Backend) {
     .unwrap();
     assert_eq!(s.contact(&p, &c).unwrap(), Some(full.clone()));
     assert_eq!(s.contact(&q, &c).unwrap(), None, "keyed by partner too");
+    assert!(s.contact_enabled(&p, &c).unwrap() && !s.contact_enabled(&q, &c).unwrap());
     s.update_contact(&p, &c, &mut |r| {
         assert_eq!(*r, full);
         r.secret = None;
+        r.enabled = false;
         true
     })
     .unwrap();
     assert_eq!(s.contact(&p, &c).unwrap().unwrap().secret, None);
+    assert!(!s.contact_enabled(&p, &c).unwrap());
 }
 
 fn store_kyc_list_and_audit(b: Backend) {

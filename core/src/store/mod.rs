@@ -142,6 +142,12 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// A contact's record, if it was ever written.
     fn contact(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<ContactRecord>, StoreError>;
 
+    /// Whether a contact has 2FA enabled (false when never written). A store may answer this
+    /// without reading the whole record; the default reads it.
+    fn contact_enabled(&self, partner: &PartnerId, contact: &ContactId) -> Result<bool, StoreError> {
+        Ok(self.contact(partner, contact)?.is_some_and(|r| r.enabled))
+    }
+
     /// Atomically read (default when absent), change and write a contact. `f` returns whether
     /// to write. Nothing else can read or write the record in between.
     fn update_contact(

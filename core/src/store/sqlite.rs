@@ -246,8 +246,13 @@ impl Drop for Lease<'_> {
     }
 }
 
-const PARTNER_COLUMNS: &str = "id, name, environment, secret_key_hash, publishable_key, widget_text, \
-     widget_button_url, two_factor_waived, created_at";
+/// Partner columns, in [`partner_from_row`]'s order; a macro so statements stay literals.
+macro_rules! partner_columns {
+    () => {
+        "id, name, environment, secret_key_hash, publishable_key, widget_text, widget_button_url, \
+         two_factor_waived, created_at"
+    };
+}
 
 fn partner_from_row(row: &Row<'_>) -> rusqlite::Result<PartnerRecord> {
     let env: String = row.get(2)?;
@@ -267,8 +272,12 @@ fn partner_from_row(row: &Row<'_>) -> rusqlite::Result<PartnerRecord> {
     })
 }
 
-const CONTACT_COLUMNS: &str =
-    "kyc_passed, enabled, secret, pending, pending_created_at, last_step, failures, last_failure_at";
+/// Contact columns, in [`contact_from_row`]'s order.
+macro_rules! contact_columns {
+    () => {
+        "kyc_passed, enabled, secret, pending, pending_created_at, last_step, failures, last_failure_at"
+    };
+}
 
 fn contact_from_row(row: &Row<'_>) -> rusqlite::Result<ContactRecord> {
     let opt_u64 =
@@ -290,9 +299,13 @@ fn select_contact(
     partner: &PartnerId,
     contact: &ContactId,
 ) -> rusqlite::Result<Option<ContactRecord>> {
-    conn.prepare_cached(&format!("SELECT {CONTACT_COLUMNS} FROM contacts WHERE partner_id = ?1 AND contact_id = ?2"))?
-        .query_row(params![partner.as_bytes(), contact.as_bytes()], contact_from_row)
-        .optional()
+    conn.prepare_cached(concat!(
+        "SELECT ",
+        contact_columns!(),
+        " FROM contacts WHERE partner_id = ?1 AND contact_id = ?2"
+    ))?
+    .query_row(params![partner.as_bytes(), contact.as_bytes()], contact_from_row)
+    .optional()
 }
 
 fn is_unique_violation(e: &rusqlite::Error) -> bool {
@@ -302,13 +315,12 @@ fn is_unique_violation(e: &rusqlite::Error) -> bool {
 
 fn write_partner(tx: &rusqlite::Transaction<'_>, p: &PartnerRecord, insert: bool) -> Result<(), StoreError> {
     let sql = if insert {
-        format!("INSERT INTO partners ({PARTNER_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
+        concat!("INSERT INTO partners (", partner_columns!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
     } else {
         "UPDATE partners SET name = ?2, environment = ?3, secret_key_hash = ?4, publishable_key = ?5, \
          widget_text = ?6, widget_button_url = ?7, two_factor_waived = ?8, created_at = ?9 WHERE id = ?1"
-            .to_owned()
     };
-    tx.prepare_cached(&sql)?
+    tx.prepare_cached(sql)?
         .execute(params![
             p.id.as_bytes(),
             p.name,
@@ -333,7 +345,7 @@ impl Store for SqliteStore {
 
     fn partner(&self, id: &PartnerId) -> Result<Option<PartnerRecord>, StoreError> {
         self.read(|c| {
-            c.prepare_cached(&format!("SELECT {PARTNER_COLUMNS} FROM partners WHERE id = ?1"))?
+            c.prepare_cached(concat!("SELECT ", partner_columns!(), " FROM partners WHERE id = ?1"))?
                 .query_row([id.as_bytes()], partner_from_row)
                 .optional()
         })
@@ -341,7 +353,7 @@ impl Store for SqliteStore {
 
     fn partner_by_secret_key_hash(&self, hash: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError> {
         self.read(|c| {
-            c.prepare_cached(&format!("SELECT {PARTNER_COLUMNS} FROM partners WHERE secret_key_hash = ?1"))?
+            c.prepare_cached(concat!("SELECT ", partner_columns!(), " FROM partners WHERE secret_key_hash = ?1"))?
                 .query_row([hash], partner_from_row)
                 .optional()
         })
@@ -354,7 +366,7 @@ impl Store for SqliteStore {
     ) -> Result<bool, StoreError> {
         self.write(|tx| {
             let current = tx
-                .prepare_cached(&format!("SELECT {PARTNER_COLUMNS} FROM partners WHERE id = ?1"))?
+                .prepare_cached(concat!("SELECT ", partner_columns!(), " FROM partners WHERE id = ?1"))?
                 .query_row([id.as_bytes()], partner_from_row)
                 .optional()?;
             let Some(mut record) = current else {
@@ -375,6 +387,15 @@ impl Store for SqliteStore {
         self.read(|c| select_contact(c, partner, contact))
     }
 
+    fn contact_enabled(&self, partner: &PartnerId, contact: &ContactId) -> Result<bool, StoreError> {
+        self.read(|c| {
+            c.prepare_cached("SELECT enabled FROM contacts WHERE partner_id = ?1 AND contact_id = ?2")?
+                .query_row(params![partner.as_bytes(), contact.as_bytes()], |r| r.get::<_, bool>(0))
+                .optional()
+                .map(|enabled| enabled.unwrap_or(false))
+        })
+    }
+
     fn update_contact(
         &self,
         partner: &PartnerId,
@@ -384,8 +405,10 @@ impl Store for SqliteStore {
         self.write(|tx| {
             let mut record = select_contact(tx, partner, contact)?.unwrap_or_default();
             if f(&mut record) {
-                tx.prepare_cached(&format!(
-                    "INSERT INTO contacts (partner_id, contact_id, {CONTACT_COLUMNS})
+                tx.prepare_cached(concat!(
+                    "INSERT INTO contacts (partner_id, contact_id, ",
+                    contact_columns!(),
+                    ")
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
                      ON CONFLICT (partner_id, contact_id) DO UPDATE SET
                         kyc_passed = excluded.kyc_passed, enabled = excluded.enabled,

@@ -87,12 +87,12 @@ pub fn app_with_widget(service: Arc<Service>, widget: WidgetConfig) -> Router {
 async fn log_request(req: Request, next: Next) -> Response {
     let start = Instant::now();
     let method = req.method().clone();
-    let route = req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned());
+    let route = req.extensions().get::<MatchedPath>().cloned();
     let response = next.run(req).await;
     tracing::info!(
         target: "rampart::http",
         method = %method,
-        route = route.as_deref().unwrap_or("<unmatched>"),
+        route = route.as_ref().map_or("<unmatched>", MatchedPath::as_str),
         status = response.status().as_u16(),
         latency_us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
         "request"
