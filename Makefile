@@ -6,19 +6,23 @@ export CARGO_TARGET_DIR ?= $(HOME)/.cache/rampart-target
 export CARGO_TERM_COLOR ?= never
 CARGO ?= cargo
 
-.PHONY: test lint unit bench run fmt
+.PHONY: test lint unit c-abi bench run fmt
 
-test: lint unit
+test: lint unit c-abi
 	@echo "== make test: all steps passed"
 
 lint:
-	@echo "== [1/2] format and lint (cargo fmt --check, clippy -D warnings)"
+	@echo "== [1/3] format and lint (cargo fmt --check, clippy -D warnings)"
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
 unit:
-	@echo "== [2/2] unit, integration and doc tests (cargo test)"
+	@echo "== [2/3] unit, integration and doc tests (cargo test)"
 	$(CARGO) test --workspace --locked
+
+c-abi:
+	@echo "== [3/3] C ABI: header drift, C tests (plain, valgrind, ASan+UBSan), C/C++ examples via pkg-config"
+	@$(MAKE) --no-print-directory c-test
 
 bench:
 	$(CARGO) bench -p rampart-core --bench core
@@ -28,3 +32,5 @@ fmt:
 
 run:
 	$(CARGO) run --release --locked -p rampart-server -- --db ./rampart.db
+
+include mk/c.mk

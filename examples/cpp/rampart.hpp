@@ -1,0 +1,147 @@
+// A small C++17 RAII wrapper over rampart.h: owned strings and handles free themselves, and a
+// status other than RAMPART_OK becomes a rampart::Error exception. Copy it into your project
+// and extend it as you need; it adds no behaviour of its own.
+#ifndef RAMPART_HPP
+#define RAMPART_HPP
+
+#include <rampart.h>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace rampart {
+
+// A failed call: the status, its stable name, HTTP-style code and refined message.
+class Error : public std::runtime_error {
+public:
+    explicit Error(rampart_status status)
+        : std::runtime_error(last_message()), status_(status), retry_after_(rampart_last_retry_after()) {}
+
+    rampart_status status() const noexcept { return status_; }
+    std::uint16_t code() const noexcept { return rampart_status_code(status_); }
+    const char *name() const noexcept { return rampart_status_name(status_); }
+    // Seconds to wait after RAMPART_STATUS_THROTTLED (the Retry-After header), else 0.
+    std::uint64_t retry_after() const noexcept { return retry_after_; }
+
+private:
+    static std::string last_message() {
+        std::string text(rampart_last_error_message(nullptr, 0), '\0');
+        rampart_last_error_message(text.data(), text.size() + 1);
+        return text;
+    }
+
+    rampart_status status_;
+    std::uint64_t retry_after_;
+};
+
+inline void check(rampart_status status) {
+    if (status != RAMPART_OK) throw Error(status);
+}
+
+// A library string; wiped and freed by rampart_string_free when it goes out of scope.
+class String {
+public:
+    String() = default;
+    explicit String(char *owned) noexcept : ptr_(owned) {}
+
+    const char *c_str() const noexcept { return ptr_ ? ptr_.get() : ""; }
+    bool is_null() const noexcept { return !ptr_; }
+    std::string str() const { return c_str(); }
+
+private:
+    struct Free {
+        void operator()(char *p) const noexcept { rampart_string_free(p); }
+    };
+    std::unique_ptr<char, Free> ptr_;
+};
+
+struct Partner {
+    String id, secret_key, publishable_key;
+};
+
+struct Setup {
+    String qr_code, manual, uri;
+};
+
+// The service handle: thread-safe, so share one instance (by reference) across threads.
+class Service {
+public:
+    // On a SQLite file; `config` is copied.
+    static Service open(const std::string &db_path, const rampart_config &config = rampart_config_default()) {
+        rampart_service *handle = nullptr;
+        check(rampart_service_open(db_path.c_str(), &config, &handle));
+        return Service(handle);
+    }
+
+    static Service open_memory(const rampart_config &config = rampart_config_default()) {
+        rampart_service *handle = nullptr;
+        check(rampart_service_open_memory(&config, &handle));
+        return Service(handle);
+    }
+
+    Partner create_partner(const std::string &name, rampart_environment environment) const {
+        // Out-pointers are written only on success, so a throw leaves nothing to free.
+        char *id = nullptr, *secret_key = nullptr, *publishable_key = nullptr;
+        check(rampart_service_create_partner(handle_.get(), name.c_str(), environment, &id, &secret_key,
+                                             &publishable_key));
+        return Partner{String(id), String(secret_key), String(publishable_key)};
+    }
+
+    // The partner id a bearer credential belongs to.
+    String authenticate(const std::string &bearer) const {
+        char *id = nullptr;
+        check(rampart_service_authenticate(handle_.get(), bearer.c_str(), &id, nullptr));
+        return String(id);
+    }
+
+    Setup create_2fa(const std::string &partner, const std::string &contact) const {
+        char *qr_code = nullptr, *manual = nullptr, *uri = nullptr;
+        check(rampart_service_create_2fa(handle_.get(), partner.c_str(), contact.c_str(), nullptr, nullptr, &qr_code,
+                                         &manual, &uri));
+        return Setup{String(qr_code), String(manual), String(uri)};
+    }
+
+    void enable_2fa(const std::string &partner, const std::string &contact, const std::string &token) const {
+        check(rampart_service_enable_2fa(handle_.get(), partner.c_str(), contact.c_str(), token.c_str()));
+    }
+
+    void disable_2fa(const std::string &partner, const std::string &contact, const std::string &token) const {
+        check(rampart_service_disable_2fa(handle_.get(), partner.c_str(), contact.c_str(), token.c_str()));
+    }
+
+    bool status_2fa(const std::string &partner, const std::string &contact) const {
+        bool enabled = false;
+        check(rampart_service_status_2fa(handle_.get(), partner.c_str(), contact.c_str(), &enabled));
+        return enabled;
+    }
+
+    // A wrong code is `false`, not an exception.
+    bool verify_2fa(const std::string &partner, const std::string &contact, const std::string &token) const {
+        bool accepted = false;
+        check(rampart_service_verify_2fa(handle_.get(), partner.c_str(), contact.c_str(), token.c_str(), &accepted));
+        return accepted;
+    }
+
+    const rampart_service *get() const noexcept { return handle_.get(); }
+
+private:
+    explicit Service(rampart_service *handle) noexcept : handle_(handle) {}
+
+    struct Free {
+        void operator()(rampart_service *p) const noexcept { rampart_service_free(p); }
+    };
+    std::unique_ptr<rampart_service, Free> handle_;
+};
+
+// The code an authenticator app shows for `secret` at `unix_time`.
+inline String totp_code_at(const std::string &secret, std::uint64_t unix_time) {
+    char *code = nullptr;
+    check(rampart_totp_code_at(secret.c_str(), unix_time, &code));
+    return String(code);
+}
+
+}  // namespace rampart
+
+#endif

@@ -1,0 +1,45 @@
+//! # rampart-ffi
+//!
+//! The C ABI of Rampart: `librampart.a` / `librampart.so` and `include/rampart.h` (generated
+//! from this crate by a pinned cbindgen; `make c-header` regenerates it and `make test` fails
+//! when the committed copy differs).
+//!
+//! Conventions, stated once here and in the header:
+//!
+//! - Every fallible function returns a [`rampart_status`]: `RAMPART_OK` (0), one value per
+//!   error kind of the core with the kind's stable number, or `RAMPART_STATUS_PANIC` (255).
+//!   `rampart_status_code`, `_message` and `_name` describe a status; the last failure's
+//!   refined message, internal cause and `Retry-After` are kept per thread.
+//! - Results go through trailing out-pointers, written only on success. Object first, then
+//!   inputs, then outputs.
+//! - A NULL where an argument is required, or a string that is not UTF-8, gives
+//!   `RAMPART_STATUS_INVALID_INPUT` with the argument named in the last error message, except
+//!   where the core has a more precise answer: a NULL or empty contact id is
+//!   `RAMPART_STATUS_CONTACT_ID_REQUIRED`, a NULL token is a missing token, and a token that
+//!   is not UTF-8 is a wrong code (the token grammar never answers 400).
+//! - Opaque handles have one constructor family and one `_free`; `_free(NULL)` is a no-op.
+//! - Strings the library returns are freed only by `rampart_string_free`, which zeroizes them.
+//! - Every body runs inside the panic boundary in `boundary.rs`; no panic unwinds into C.
+//!   (Built with `panic = "abort"` a panic would abort instead; the shipped profiles unwind.)
+//! - A service handle is thread-safe: share one across threads.
+//!
+//! The widget functions (validation, URLs, signing, snippets) will live in a `widget` module
+//! next to these, over the core's widget module, with their own opaque result handle.
+
+// The exported names are the C names.
+#![allow(non_camel_case_types)]
+
+// Declared in the order the header presents them (cbindgen keeps source order).
+pub mod status;
+mod status_enum;
+pub mod strings;
+
+pub mod service;
+
+pub mod totp;
+
+mod boundary;
+
+pub use service::{rampart_clock_fn, rampart_config, rampart_environment, rampart_service};
+pub use status::rampart_status;
+pub use totp::rampart_token_kind;

@@ -1,0 +1,225 @@
+//! The pure TOTP helpers, for partners that keep secrets in their own storage: no service, no
+//! store, time passed in.
+
+use std::ffi::c_char;
+
+use rampart_core::Error;
+use rampart_core::token::Token;
+use rampart_core::totp::{self, Secret};
+use zeroize::Zeroizing;
+
+use crate::boundary::{Out, status_call, str_arg, token_arg};
+use crate::status::rampart_status;
+use crate::strings::{Pending, secret_string};
+
+/// How a token string reads under the token grammar (see `rampart_token_parse`).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum rampart_token_kind {
+    /// NULL, empty or only ASCII white space: "Google 2FA requires the token to be passed in".
+    RAMPART_TOKEN_MISSING = 0,
+    /// Not a 6-digit code: answered exactly like a wrong code, never passed to HMAC.
+    RAMPART_TOKEN_MALFORMED = 1,
+    /// A well-formed 6-digit code.
+    RAMPART_TOKEN_CODE = 2,
+}
+
+/// # Safety
+/// `ptr` is NULL or a NUL-terminated string.
+unsafe fn secret_arg(ptr: *const c_char) -> Result<Secret, Error> {
+    // SAFETY: forwarded contract.
+    Secret::from_base32(unsafe { str_arg(ptr, "secret") }?)
+}
+
+/// Generate a new 20-byte TOTP secret from the OS CSPRNG, with everything a user needs to
+/// enrol it. `issuer` and `account` are the names the authenticator app shows (UTF-8; escaped
+/// in the Key URI, so any text is safe).
+///
+/// Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL or non-UTF-8 arguments, an account too long
+/// for a QR code), `RAMPART_STATUS_INTERNAL` (no randomness).
+///
+/// Ownership: on success `*out_secret` receives the secret in unpadded base32 (32 characters;
+/// store it, sealed, in your storage), `*out_uri` (if not NULL) the otpauth Key URI and
+/// `*out_qr_code` (if not NULL) the Key URI as `data:image/png;base64,...`; each is a library
+/// string holding the secret, freed with `rampart_string_free`. Thread-safe.
+///
+/// # Safety
+/// Strings are NULL or NUL-terminated; out-pointers NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_totp_new_secret(
+    issuer: *const c_char,
+    account: *const c_char,
+    out_secret: *mut *mut c_char,
+    out_uri: *mut *mut c_char,
+    out_qr_code: *mut *mut c_char,
+) -> rampart_status {
+    status_call(|| {
+        // SAFETY: the contract above.
+        let (issuer, account) = unsafe { (str_arg(issuer, "issuer")?, str_arg(account, "account")?) };
+        let out_secret = Out::new(out_secret, "out_secret")?;
+        let (out_uri, out_qr_code) = (Out::optional(out_uri), Out::optional(out_qr_code));
+        let totp::Enrolment { manual, uri, qr_code, .. } = totp::new_secret(issuer, account)?;
+        let mut pending = Pending::default();
+        let secret = pending.keep(secret_string(manual))?;
+        // Outputs the caller does not want are wiped here (the enrolment's strings are plain).
+        let uri = match out_uri {
+            Some(_) => Some(pending.keep(secret_string(uri))?),
+            None => {
+                drop(Zeroizing::new(uri));
+                None
+            }
+        };
+        let qr = match out_qr_code {
+            Some(_) => Some(pending.keep(secret_string(qr_code))?),
+            None => {
+                drop(Zeroizing::new(qr_code));
+                None
+            }
+        };
+        pending.release();
+        // SAFETY: checked writable out-pointers.
+        unsafe {
+            out_secret.write(secret);
+            if let (Some(out), Some(uri)) = (out_uri, uri) {
+                out.write(uri);
+            }
+            if let (Some(out), Some(qr)) = (out_qr_code, qr) {
+                out.write(qr);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The 6-digit TOTP code of a secret at a Unix time (RFC 6238: HMAC-SHA1, 30-second steps).
+/// `secret` is base32 (any case; spaces, hyphens and `=` padding ignored), 16 to 64 bytes once
+/// decoded.
+///
+/// Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL, not base32, wrong length). Ownership: on
+/// success `*out_code` receives the zero-padded code, a library string freed with
+/// `rampart_string_free`. Thread-safe.
+///
+/// # Safety
+/// `secret` is NULL or NUL-terminated; `out_code` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_totp_code_at(
+    secret: *const c_char,
+    unix_time: u64,
+    out_code: *mut *mut c_char,
+) -> rampart_status {
+    status_call(|| {
+        // SAFETY: the contract above.
+        let secret = unsafe { secret_arg(secret) }?;
+        let out = Out::new(out_code, "out_code")?;
+        let code = secret_string(totp::code_at(&secret, unix_time))?;
+        // SAFETY: checked writable out-pointer.
+        unsafe { out.write(code) };
+        Ok(())
+    })
+}
+
+/// The 6-digit HOTP value of a secret for a counter (RFC 4226); `rampart_totp_code_at` is this
+/// with the counter `unix_time / 30`. Errors, ownership and threading as
+/// `rampart_totp_code_at`.
+///
+/// # Safety
+/// `secret` is NULL or NUL-terminated; `out_code` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_totp_hotp(
+    secret: *const c_char,
+    counter: u64,
+    out_code: *mut *mut c_char,
+) -> rampart_status {
+    status_call(|| {
+        // SAFETY: the contract above.
+        let secret = unsafe { secret_arg(secret) }?;
+        let out = Out::new(out_code, "out_code")?;
+        let code = secret_string(totp::hotp(&secret, counter))?;
+        // SAFETY: checked writable out-pointer.
+        unsafe { out.write(code) };
+        Ok(())
+    })
+}
+
+/// Verify a token against a secret at a Unix time, accepting the codes of `window` (0 to 2)
+/// steps either side. Every candidate is computed and compared in constant time. A wrong,
+/// malformed or missing token is an outcome, not an error: `RAMPART_OK` with `*out_accepted`
+/// false. This helper keeps no state: to refuse replays, store the matched step and accept a
+/// later code only when its step is greater (the service does this for you).
+///
+/// Errors: `RAMPART_STATUS_INVALID_INPUT` (secret as for `rampart_totp_code_at`, window over 2,
+/// NULL out-pointer). Ownership: on success `*out_accepted` is written, and `*out_step` (if
+/// not NULL) receives the matched time step, or 0 when not accepted. Thread-safe.
+///
+/// # Safety
+/// Strings are NULL or NUL-terminated; out-pointers NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_totp_verify(
+    secret: *const c_char,
+    token: *const c_char,
+    unix_time: u64,
+    window: u8,
+    out_accepted: *mut bool,
+    out_step: *mut u64,
+) -> rampart_status {
+    status_call(|| {
+        // SAFETY: the contract above.
+        let (secret, token) = unsafe { (secret_arg(secret)?, token_arg(token)) };
+        if window > totp::MAX_WINDOW {
+            return Err(Error::invalid_input("window", "must be 0, 1 or 2"));
+        }
+        let out_accepted = Out::new(out_accepted, "out_accepted")?;
+        let out_step = Out::optional(out_step);
+        let step = totp::verify(&secret, token, unix_time, window);
+        // SAFETY: checked writable out-pointers.
+        unsafe {
+            out_accepted.write(step.is_some());
+            if let Some(out) = out_step {
+                out.write(step.unwrap_or(0));
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Read a token the way every 2FA call reads it: trim ASCII white space, allow one space or
+/// hyphen between the third and fourth digit, then exactly six ASCII digits. Handy to tell a
+/// missing token from a present one before calling the service.
+///
+/// Ownership: on success `*out_kind` is written, and `*out_code` (if not NULL) receives the
+/// normalised 6-digit code as a library string (free with `rampart_string_free`) when the kind
+/// is `RAMPART_TOKEN_CODE`, NULL otherwise. `token` may be NULL (missing). Thread-safe.
+///
+/// # Safety
+/// `token` is NULL or NUL-terminated; out-pointers NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_token_parse(
+    token: *const c_char,
+    out_kind: *mut rampart_token_kind,
+    out_code: *mut *mut c_char,
+) -> rampart_status {
+    status_call(|| {
+        // SAFETY: the contract above.
+        let token = unsafe { token_arg(token) };
+        let out_kind = Out::new(out_kind, "out_kind")?;
+        let out_code = Out::optional(out_code);
+        let (kind, code) = match token {
+            Token::Missing => (rampart_token_kind::RAMPART_TOKEN_MISSING, None),
+            Token::Malformed => (rampart_token_kind::RAMPART_TOKEN_MALFORMED, None),
+            Token::Code(code) => (rampart_token_kind::RAMPART_TOKEN_CODE, Some(code)),
+        };
+        let code = match (&out_code, code) {
+            (Some(_), Some(code)) => secret_string(format!("{:06}", code.value()))?,
+            _ => std::ptr::null_mut(),
+        };
+        // SAFETY: checked writable out-pointers.
+        unsafe {
+            out_kind.write(kind);
+            if let Some(out) = out_code {
+                out.write(code);
+            }
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,692 @@
+/* The C ABI end to end: every row of the 2FA lifecycle table (SPEC section 2), every error kind
+ * a call can produce, partners and keys, widget settings, the KYC rule, NULL and non-UTF-8
+ * arguments, out-pointers left alone on failure, `_free(NULL)`, and the SQLite store. */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+#define CONTACT_A "6f1c2a4e-93b1-4c55-8f1e-0b9b6a0d2c11"
+#define CONTACT_B "0d3a5a4f-6c1e-4a9e-9a77-5f2b8c1d0e21"
+#define CONTACT_C "9b2f7c1e-1d4a-4f8e-b3c6-2a7d9e0f1b32"
+#define CONTACT_D "4e8d2b6a-7f3c-4b1d-8e9a-0c5f1a2b3d43"
+#define CONTACT_E "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c54"
+#define OPERATOR "ops@example.com"
+
+static uint64_t now = 1700000000; /* the manual clock's time */
+
+static rampart_service *open_manual(bool throttling) {
+    rampart_config config = rampart_config_default();
+    config.clock = manual_clock;
+    config.clock_context = &now;
+    config.throttling = throttling;
+    rampart_service *service = NULL;
+    OK(rampart_service_open_memory(&config, &service));
+    assert(service != NULL);
+    return service;
+}
+
+static char *new_partner(const rampart_service *service, char **out_secret_key) {
+    char *id = NULL, *secret_key = NULL, *publishable = NULL;
+    OK(rampart_service_create_partner(service, "Acme", RAMPART_ENVIRONMENT_SANDBOX, &id, &secret_key, &publishable));
+    assert(strlen(id) == 36);
+    assert(starts_with(secret_key, "sk_sandbox_"));
+    assert(starts_with(publishable, "pk_sandbox_"));
+    rampart_string_free(publishable);
+    if (out_secret_key) {
+        *out_secret_key = secret_key;
+    } else {
+        rampart_string_free(secret_key);
+    }
+    return id;
+}
+
+/* create_2fa returning the secret (manual); checks the other outputs' shapes. */
+static char *create(const rampart_service *service, const char *partner, const char *contact) {
+    char *qr = NULL, *manual = NULL, *uri = NULL;
+    OK(rampart_service_create_2fa(service, partner, contact, NULL, NULL, &qr, &manual, &uri));
+    assert(starts_with(qr, "data:image/png;base64,"));
+    assert(strlen(manual) == 32);
+    assert(starts_with(uri, "otpauth://totp/Rampart2FA:"));
+    assert(strstr(uri, contact) != NULL);
+    assert(strstr(uri, manual) != NULL);
+    rampart_string_free(qr);
+    rampart_string_free(uri);
+    return manual;
+}
+
+static void enable_now(const rampart_service *service, const char *partner, const char *contact,
+                       const char *secret) {
+    char *code = code_at(secret, now);
+    OK(rampart_service_enable_2fa(service, partner, contact, code));
+    rampart_string_free(code);
+}
+
+static bool verify(const rampart_service *service, const char *partner, const char *contact, const char *token) {
+    bool accepted = true;
+    OK(rampart_service_verify_2fa(service, partner, contact, token, &accepted));
+    return accepted;
+}
+
+static bool status(const rampart_service *service, const char *partner, const char *contact) {
+    bool enabled = false;
+    OK(rampart_service_status_2fa(service, partner, contact, &enabled));
+    return enabled;
+}
+
+static void test_lifecycle_rows(void) {
+    rampart_service *service = open_manual(true);
+    char *partner = new_partner(service, NULL);
+
+    /* disabled: status false; disable and verify answer "2FA is not enabled"; enable without a
+     * created secret answers 409 before looking at the token. */
+    assert(!status(service, partner, CONTACT_A));
+    EXPECT(RAMPART_STATUS_NOT_ENABLED, rampart_service_disable_2fa(service, partner, CONTACT_A, "123456"));
+    EXPECT(RAMPART_STATUS_NOT_ENABLED, rampart_service_disable_2fa(service, partner, CONTACT_A, NULL));
+    bool accepted = true;
+    EXPECT(RAMPART_STATUS_NOT_ENABLED, rampart_service_verify_2fa(service, partner, CONTACT_A, "123456", &accepted));
+    assert(accepted); /* untouched on failure */
+    EXPECT(RAMPART_STATUS_NOT_CREATED, rampart_service_enable_2fa(service, partner, CONTACT_A, "123456"));
+    EXPECT(RAMPART_STATUS_NOT_CREATED, rampart_service_enable_2fa(service, partner, CONTACT_A, NULL));
+
+    /* disabled + create: a pending secret; a second create replaces it. */
+    char *first = create(service, partner, CONTACT_A);
+    char *secret = create(service, partner, CONTACT_A);
+    assert(strcmp(first, secret) != 0);
+    assert(!status(service, partner, CONTACT_A));
+
+    /* enable: missing token (not counted), wrong, malformed and non-UTF-8 tokens, and the code of
+     * the replaced secret all fail. */
+    EXPECT(RAMPART_STATUS_TOKEN_MISSING, rampart_service_enable_2fa(service, partner, CONTACT_A, NULL));
+    EXPECT(RAMPART_STATUS_TOKEN_MISSING, rampart_service_enable_2fa(service, partner, CONTACT_A, ""));
+    EXPECT(RAMPART_STATUS_TOKEN_MISSING, rampart_service_enable_2fa(service, partner, CONTACT_A, " \t\n"));
+    assert(strcmp(last_message(), "Google 2FA requires the token to be passed in") == 0);
+    char *old_code = code_at(first, now);
+    char *good = code_at(secret, now);
+    if (strcmp(old_code, good) != 0) { /* a one-in-a-million coincidence would make it valid */
+        EXPECT(RAMPART_STATUS_TOKEN_FAILED, rampart_service_enable_2fa(service, partner, CONTACT_A, old_code));
+    }
+    EXPECT(RAMPART_STATUS_TOKEN_FAILED, rampart_service_enable_2fa(service, partner, CONTACT_A, "12345"));
+    EXPECT(RAMPART_STATUS_TOKEN_FAILED, rampart_service_enable_2fa(service, partner, CONTACT_A, "\xff\xfe\xfd"));
+    assert(strcmp(last_message(), "Google 2FA failed") == 0);
+    assert(!status(service, partner, CONTACT_A));
+
+    /* enable with the valid code, typed with a space: enabled. */
+    char spaced[8];
+    snprintf(spaced, sizeof spaced, "%.3s %.3s", good, good + 3);
+    OK(rampart_service_enable_2fa(service, partner, CONTACT_A, spaced));
+    assert(status(service, partner, CONTACT_A));
+
+    /* enabled: create is 403, enable is 409 (token checked or not). */
+    char *qr = (char *)1, *manual = (char *)1;
+    EXPECT(RAMPART_STATUS_MUST_DISABLE_FIRST,
+           rampart_service_create_2fa(service, partner, CONTACT_A, NULL, NULL, &qr, &manual, NULL));
+    assert(qr == (char *)1 && manual == (char *)1);
+    assert(rampart_status_code(RAMPART_STATUS_MUST_DISABLE_FIRST) == 403);
+    EXPECT(RAMPART_STATUS_ALREADY_ENABLED, rampart_service_enable_2fa(service, partner, CONTACT_A, good));
+    EXPECT(RAMPART_STATUS_ALREADY_ENABLED, rampart_service_enable_2fa(service, partner, CONTACT_A, NULL));
+
+    /* verify: the enabling code is used up (replay), a wrong code is an outcome, the next
+     * step's code is accepted once. */
+    assert(!verify(service, partner, CONTACT_A, good));
+    assert(!verify(service, partner, CONTACT_A, "000000") || strcmp(good, "000000") == 0);
+    now += 30;
+    char *next = code_at(secret, now);
+    assert(verify(service, partner, CONTACT_A, next));
+    assert(!verify(service, partner, CONTACT_A, next));
+    EXPECT(RAMPART_STATUS_TOKEN_MISSING,
+           rampart_service_verify_2fa(service, partner, CONTACT_A, NULL, &accepted));
+
+    /* enabled + disable: missing and wrong tokens fail; a valid code disables. */
+    EXPECT(RAMPART_STATUS_TOKEN_MISSING, rampart_service_disable_2fa(service, partner, CONTACT_A, NULL));
+    EXPECT(RAMPART_STATUS_TOKEN_FAILED, rampart_service_disable_2fa(service, partner, CONTACT_A, "abcdef"));
+    EXPECT(RAMPART_STATUS_TOKEN_FAILED, rampart_service_disable_2fa(service, partner, CONTACT_A, next));
+    now += 30;
+    char *third = code_at(secret, now);
+    char hyphened[8];
+    snprintf(hyphened, sizeof hyphened, "%.3s-%.3s", third, third + 3);
+    OK(rampart_service_disable_2fa(service, partner, CONTACT_A, hyphened));
+    assert(!status(service, partner, CONTACT_A));
+    EXPECT(RAMPART_STATUS_NOT_ENABLED, rampart_service_disable_2fa(service, partner, CONTACT_A, third));
+
+    /* the secret is erased: enabling again needs a new create. */
+    EXPECT(RAMPART_STATUS_NOT_CREATED, rampart_service_enable_2fa(service, partner, CONTACT_A, third));
+
+    /* a pending secret expires after 600 s: usable at +599, gone at +600. */
+    char *pending = create(service, partner, CONTACT_B);
+    now += 600;
+    char *late = code_at(pending, now);
+    EXPECT(RAMPART_STATUS_NOT_CREATED, rampart_service_enable_2fa(service, partner, CONTACT_B, late));
+    rampart_string_free(pending);
+    pending = create(service, partner, CONTACT_B);
+    now += 599;
+    enable_now(service, partner, CONTACT_B, pending);
+    assert(status(service, partner, CONTACT_B));
+
+    /* contacts are scoped to their partner */
+    char *other = new_partner(service, NULL);
+    assert(!status(service, other, CONTACT_B));
+    EXPECT(RAMPART_STATUS_NOT_ENABLED, rampart_service_verify_2fa(service, other, CONTACT_B, late, &accepted));
+
+    char *strings[] = {first, secret, old_code, good, next, third, pending, late, partner, other};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) rampart_string_free(strings[i]);
+    rampart_service_free(service);
+}
+
+static void test_throttle_and_lock(void) {
+    rampart_service *service = open_manual(true);
+    char *partner = new_partner(service, NULL);
+    char *secret = create(service, partner, CONTACT_C);
+    enable_now(service, partner, CONTACT_C, secret);
+
+    /* five wrong codes are outcomes; the sixth attempt is refused for 30 s, right code or not */
+    for (int i = 0; i < 5; i++) assert(!verify(service, partner, CONTACT_C, "1234567"));
+    now += 30;
+    char *right = code_at(secret, now);
+    now -= 30; /* attempt the right code (of the next step) while throttled */
+    bool accepted = true;
+    EXPECT(RAMPART_STATUS_THROTTLED, rampart_service_verify_2fa(service, partner, CONTACT_C, right, &accepted));
+    assert(accepted); /* untouched */
+    assert(rampart_last_retry_after() == 30);
+    assert(strcmp(last_message(), "Too many failed 2FA attempts, try again in 30 seconds") == 0);
+    assert(rampart_status_code(RAMPART_STATUS_THROTTLED) == 429);
+    /* the state answer comes before the throttle */
+    EXPECT(RAMPART_STATUS_ALREADY_ENABLED, rampart_service_enable_2fa(service, partner, CONTACT_C, right));
+    assert(rampart_last_retry_after() == 0); /* per call */
+    now += 30;
+    assert(verify(service, partner, CONTACT_C, right)); /* a success resets the count */
+    rampart_string_free(right);
+
+    /* 100 consecutive failures lock 2FA until an operator reset */
+    for (int i = 0; i < 100; i++) {
+        now += 3601;
+        assert(!verify(service, partner, CONTACT_C, "000000x"));
+    }
+    now += 3601;
+    right = code_at(secret, now);
+    EXPECT(RAMPART_STATUS_LOCKED, rampart_service_verify_2fa(service, partner, CONTACT_C, right, &accepted));
+    EXPECT(RAMPART_STATUS_LOCKED, rampart_service_disable_2fa(service, partner, CONTACT_C, right));
+    assert(rampart_status_code(RAMPART_STATUS_LOCKED) == 423);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_reset_lock(service, "", partner, CONTACT_C));
+    OK(rampart_service_reset_lock(service, OPERATOR, partner, CONTACT_C));
+    assert(verify(service, partner, CONTACT_C, right));
+    rampart_string_free(right);
+
+    /* with throttling off, failures never refuse */
+    rampart_service *relaxed = open_manual(false);
+    char *partner2 = new_partner(relaxed, NULL);
+    char *secret2 = create(relaxed, partner2, CONTACT_C);
+    enable_now(relaxed, partner2, CONTACT_C, secret2);
+    for (int i = 0; i < 8; i++) assert(!verify(relaxed, partner2, CONTACT_C, "bad"));
+    now += 30;
+    right = code_at(secret2, now);
+    assert(verify(relaxed, partner2, CONTACT_C, right));
+    rampart_string_free(right);
+
+    rampart_string_free(secret);
+    rampart_string_free(partner);
+    rampart_string_free(secret2);
+    rampart_string_free(partner2);
+    rampart_service_free(relaxed);
+    rampart_service_free(service);
+}
+
+static void test_inputs(void) {
+    rampart_service *service = open_manual(true);
+    char *partner = new_partner(service, NULL);
+    char *qr = (char *)1, *manual = (char *)1;
+    bool flag = true;
+
+    /* contact ids: NULL and "" are "required", anything else not a UUID "invalid" */
+    EXPECT(RAMPART_STATUS_CONTACT_ID_REQUIRED,
+           rampart_service_create_2fa(service, partner, NULL, NULL, NULL, &qr, &manual, NULL));
+    EXPECT(RAMPART_STATUS_CONTACT_ID_REQUIRED, rampart_service_status_2fa(service, partner, "", &flag));
+    assert(strcmp(last_message(), "contactId is required") == 0);
+    EXPECT(RAMPART_STATUS_CONTACT_ID_INVALID, rampart_service_status_2fa(service, partner, "not-a-uuid", &flag));
+    EXPECT(RAMPART_STATUS_CONTACT_ID_INVALID,
+           rampart_service_status_2fa(service, partner, "6f1c2a4e93b14c558f1e0b9b6a0d2c11", &flag));
+    EXPECT(RAMPART_STATUS_CONTACT_ID_INVALID, rampart_service_enable_2fa(service, partner, "\xc3\x28", "123456"));
+    assert(strcmp(last_message(), "contactId must be a UUID") == 0);
+    /* upper case is the same contact */
+    char *secret = create(service, partner, CONTACT_D);
+    char upper[40];
+    for (size_t i = 0; i <= strlen(CONTACT_D); i++) {
+        char c = CONTACT_D[i];
+        upper[i] = (char)((c >= 'a' && c <= 'f') ? c - 32 : c);
+    }
+    enable_now(service, partner, upper, secret);
+    assert(status(service, partner, CONTACT_D));
+
+    /* issuers */
+    EXPECT(RAMPART_STATUS_ISSUER_INVALID,
+           rampart_service_create_2fa(service, partner, CONTACT_E, "Acme:Shop", NULL, &qr, &manual, NULL));
+    char long_issuer[70];
+    memset(long_issuer, 'x', 65);
+    long_issuer[65] = '\0';
+    EXPECT(RAMPART_STATUS_ISSUER_INVALID,
+           rampart_service_create_2fa(service, partner, CONTACT_E, long_issuer, NULL, &qr, &manual, NULL));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT,
+           rampart_service_create_2fa(service, partner, CONTACT_E, "\xff", NULL, &qr, &manual, NULL));
+    assert(strcmp(last_message(), "issuer must be UTF-8") == 0);
+    assert(qr == (char *)1 && manual == (char *)1);
+    char *uri = NULL;
+    OK(rampart_service_create_2fa(service, partner, CONTACT_E, "Acme Shop", "jane@example.com", &qr, &manual, &uri));
+    assert(starts_with(uri, "otpauth://totp/Acme%20Shop:jane%40example.com?secret="));
+    rampart_string_free(qr);
+    rampart_string_free(manual);
+    rampart_string_free(uri);
+    qr = (char *)1;
+    manual = (char *)1;
+
+    /* partner ids */
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_status_2fa(service, NULL, CONTACT_A, &flag));
+    assert(strcmp(last_message(), "partner_id must not be NULL") == 0);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_status_2fa(service, "acme", CONTACT_A, &flag));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_status_2fa(service, "\x80", CONTACT_A, &flag));
+    assert(strcmp(last_message(), "partner_id must be UTF-8") == 0);
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND,
+           rampart_service_widget_text(service, "00000000-0000-4000-8000-000000000000", &qr));
+    assert(rampart_status_code(RAMPART_STATUS_PARTNER_NOT_FOUND) == 404);
+
+    /* NULL handle and NULL out-pointers: a status, no crash, nothing written */
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_status_2fa(NULL, partner, CONTACT_A, &flag));
+    assert(strcmp(last_message(), "service must not be NULL") == 0);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_status_2fa(service, partner, CONTACT_A, NULL));
+    assert(strcmp(last_message(), "out_enabled must not be NULL") == 0);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_verify_2fa(service, partner, CONTACT_D, "1", NULL));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT,
+           rampart_service_create_2fa(service, partner, CONTACT_B, NULL, NULL, NULL, &manual, NULL));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT,
+           rampart_service_create_2fa(service, partner, CONTACT_B, NULL, NULL, &qr, NULL, NULL));
+    assert(qr == (char *)1 && manual == (char *)1);
+    /* ... and the failed call did nothing: CONTACT_B has no pending secret */
+    EXPECT(RAMPART_STATUS_NOT_CREATED, rampart_service_enable_2fa(service, partner, CONTACT_B, "123456"));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_enable_2fa(NULL, partner, CONTACT_A, "123456"));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_disable_2fa(NULL, partner, CONTACT_A, "123456"));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_ping(NULL));
+    OK(rampart_service_ping(service));
+    char *id = (char *)1, *key = (char *)1, *pk = (char *)1;
+    EXPECT(RAMPART_STATUS_INVALID_INPUT,
+           rampart_service_create_partner(service, NULL, RAMPART_ENVIRONMENT_SANDBOX, &id, &key, &pk));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT,
+           rampart_service_create_partner(service, "", RAMPART_ENVIRONMENT_SANDBOX, &id, &key, &pk));
+    assert(strcmp(last_message(), "name must be 1 to 200 characters without control characters") == 0);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT,
+           rampart_service_create_partner(service, "\xe2\x82", RAMPART_ENVIRONMENT_SANDBOX, &id, &key, &pk));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_create_partner(service, "Acme", 7, &id, &key, &pk));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT,
+           rampart_service_create_partner(service, "Acme", RAMPART_ENVIRONMENT_SANDBOX, &id, NULL, &pk));
+    assert(id == (char *)1 && key == (char *)1 && pk == (char *)1);
+
+    /* the last error buffer behaves like snprintf */
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_ping(NULL));
+    char small[8];
+    size_t full = rampart_last_error_message(small, sizeof small);
+    assert(full == strlen("service must not be NULL"));
+    assert(strcmp(small, "service") == 0);
+    assert(rampart_last_error_message(NULL, 0) == full);
+    char untouched[4] = "abc";
+    assert(rampart_last_error_message(untouched, 0) == full && strcmp(untouched, "abc") == 0);
+    OK(rampart_service_ping(service));
+    assert(rampart_last_error_message(small, sizeof small) == 0 && small[0] == '\0');
+
+    /* freeing NULL is a no-op, any number of times */
+    rampart_service_free(NULL);
+    rampart_service_free(NULL);
+    rampart_string_free(NULL);
+    rampart_string_free(NULL);
+
+    rampart_string_free(secret);
+    rampart_string_free(partner);
+    rampart_service_free(service);
+}
+
+static void test_partners_and_settings(void) {
+    rampart_service *service = open_manual(true);
+    char *key = NULL;
+    char *partner = new_partner(service, &key);
+
+    /* bearer authentication */
+    char *who = NULL;
+    bool legacy = true;
+    OK(rampart_service_authenticate(service, key, &who, &legacy));
+    assert(strcmp(who, partner) == 0 && !legacy);
+    rampart_string_free(who);
+    who = (char *)1;
+    EXPECT(RAMPART_STATUS_UNAUTHORIZED, rampart_service_authenticate(service, "sk_sandbox_nope", &who, NULL));
+    EXPECT(RAMPART_STATUS_UNAUTHORIZED, rampart_service_authenticate(service, "", &who, NULL));
+    EXPECT(RAMPART_STATUS_UNAUTHORIZED, rampart_service_authenticate(service, "\xff\xff", &who, NULL));
+    EXPECT(RAMPART_STATUS_UNAUTHORIZED, rampart_service_authenticate(service, "eyJhbGciOiJub25lIn0.e30.", &who, NULL));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_authenticate(service, NULL, &who, NULL));
+    assert(who == (char *)1);
+    assert(rampart_status_code(RAMPART_STATUS_UNAUTHORIZED) == 401);
+
+    /* keys of the other environment and publishable keys are refused */
+    char *prod_id = NULL, *prod_key = NULL, *prod_pk = NULL;
+    OK(rampart_service_create_partner(service, "Acme Live", RAMPART_ENVIRONMENT_PRODUCTION, &prod_id, &prod_key,
+                                      &prod_pk));
+    assert(starts_with(prod_key, "sk_production_") && starts_with(prod_pk, "pk_production_"));
+    EXPECT(RAMPART_STATUS_UNAUTHORIZED, rampart_service_authenticate(service, prod_key, &who, NULL));
+    EXPECT(RAMPART_STATUS_UNAUTHORIZED, rampart_service_authenticate(service, prod_pk, &who, NULL));
+
+    /* rotation: the old key stops working at once */
+    char *new_key = NULL, *new_pk = NULL;
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_rotate_keys(service, NULL, partner, &new_key, &new_pk));
+    OK(rampart_service_rotate_keys(service, OPERATOR, partner, &new_key, &new_pk));
+    EXPECT(RAMPART_STATUS_UNAUTHORIZED, rampart_service_authenticate(service, key, &who, NULL));
+    OK(rampart_service_authenticate(service, new_key, &who, NULL));
+    assert(strcmp(who, partner) == 0);
+    rampart_string_free(who);
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND, rampart_service_rotate_keys(service, OPERATOR,
+                                                                         "00000000-0000-4000-8000-000000000000",
+                                                                         &new_key, &new_pk));
+
+    /* widget text */
+    char *text = (char *)1;
+    OK(rampart_service_widget_text(service, partner, &text));
+    assert(text == NULL);
+    EXPECT(RAMPART_STATUS_WIDGET_TEXT_INVALID, rampart_service_set_widget_text(service, partner, ""));
+    EXPECT(RAMPART_STATUS_WIDGET_TEXT_INVALID, rampart_service_set_widget_text(service, partner, "tab\there"));
+    EXPECT(RAMPART_STATUS_WIDGET_TEXT_INVALID, rampart_service_set_widget_text(service, partner, "\xff"));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_set_widget_text(service, partner, NULL));
+    OK(rampart_service_set_widget_text(service, partner, "Back to the shop \xe2\x86\x92"));
+    OK(rampart_service_widget_text(service, partner, &text));
+    assert(strcmp(text, "Back to the shop \xe2\x86\x92") == 0);
+    rampart_string_free(text);
+
+    /* widget button URL */
+    char *url = (char *)1;
+    OK(rampart_service_widget_button_url(service, partner, &url));
+    assert(url == NULL);
+    const char *bad_urls[] = {"", "/relative", "ftp://example.com/", "https://user:pw@example.com/",
+                              "javascript:alert(1)", " https://example.com/"};
+    for (size_t i = 0; i < sizeof bad_urls / sizeof bad_urls[0]; i++) {
+        EXPECT(RAMPART_STATUS_WIDGET_BUTTON_URL_INVALID,
+               rampart_service_set_widget_button_url(service, partner, bad_urls[i]));
+    }
+    OK(rampart_service_set_widget_button_url(service, partner, "https://shop.example.com/done?x=1"));
+    OK(rampart_service_widget_button_url(service, partner, &url));
+    assert(strcmp(url, "https://shop.example.com/done?x=1") == 0);
+    rampart_string_free(url);
+
+    /* KYC rule and waiver */
+    bool required = true, allowed = false;
+    OK(rampart_service_is_2fa_required(service, partner, CONTACT_A, &required));
+    assert(!required);
+    OK(rampart_service_set_kyc_passed(service, OPERATOR, partner, CONTACT_A, true));
+    OK(rampart_service_is_2fa_required(service, partner, CONTACT_A, &required));
+    OK(rampart_service_may_purchase(service, partner, CONTACT_A, &allowed));
+    assert(required && !allowed);
+    char *secret = create(service, partner, CONTACT_A);
+    enable_now(service, partner, CONTACT_A, secret);
+    OK(rampart_service_may_purchase(service, partner, CONTACT_A, &allowed));
+    assert(allowed);
+    OK(rampart_service_set_kyc_passed(service, OPERATOR, partner, CONTACT_B, true));
+    OK(rampart_service_set_2fa_waiver(service, OPERATOR, partner, true));
+    OK(rampart_service_is_2fa_required(service, partner, CONTACT_B, &required));
+    OK(rampart_service_may_purchase(service, partner, CONTACT_B, &allowed));
+    assert(!required && allowed);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_set_2fa_waiver(service, "\x01", partner, false));
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND,
+           rampart_service_set_kyc_passed(service, OPERATOR, "00000000-0000-4000-8000-000000000000", CONTACT_A, true));
+
+    char *strings[] = {key, partner, prod_id, prod_key, prod_pk, new_key, new_pk, secret};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) rampart_string_free(strings[i]);
+    rampart_service_free(service);
+}
+
+static void test_config(void) {
+    rampart_service *service = (rampart_service *)1;
+    rampart_config config = rampart_config_default();
+    assert(config.window == 1 && config.throttling && config.pending_ttl_secs == 600);
+    assert(config.environment == RAMPART_ENVIRONMENT_SANDBOX && config.master_key == NULL);
+
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_open_memory(NULL, &service));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_open_memory(&config, NULL));
+    config.window = 3;
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open_memory(&config, &service));
+    assert(strcmp(last_message(), "window must be 0, 1 or 2") == 0);
+    assert(rampart_status_code(RAMPART_STATUS_CONFIG) == 500);
+    config = rampart_config_default();
+    config.service_name = "Bad:Name";
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open_memory(&config, &service));
+    config = rampart_config_default();
+    config.environment = 9;
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open_memory(&config, &service));
+    config = rampart_config_default();
+    config.environment = RAMPART_ENVIRONMENT_PRODUCTION;
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open_memory(&config, &service));
+    assert(strcmp(last_message(), "production refuses to start without a master key") == 0);
+    uint8_t key[33] = {0};
+    config.master_key = key;
+    config.master_key_len = 31;
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open_memory(&config, &service));
+    config.master_key_len = 33;
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open_memory(&config, &service));
+    config.master_key = NULL;
+    config.master_key_len = 32;
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open_memory(&config, &service));
+    config = rampart_config_default();
+    config.pending_ttl_secs = 0;
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open_memory(&config, &service));
+    config = rampart_config_default();
+    config.jwt_secret = (const uint8_t *)"too short";
+    config.jwt_secret_len = 9;
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open_memory(&config, &service));
+    assert(service == (rampart_service *)1);
+
+    /* a production service with a key, a custom name (the default issuer) and a JWT secret */
+    config = rampart_config_default();
+    config.environment = RAMPART_ENVIRONMENT_PRODUCTION;
+    config.master_key = key;
+    config.master_key_len = 32;
+    config.master_key_id = 7;
+    config.service_name = "Acme";
+    config.jwt_secret = (const uint8_t *)"0123456789abcdef0123456789abcdef";
+    config.jwt_secret_len = 32;
+    OK(rampart_service_open_memory(&config, &service));
+    char *partner = NULL, *sk = NULL, *pk = NULL, *who = (char *)1;
+    OK(rampart_service_create_partner(service, "Acme", RAMPART_ENVIRONMENT_PRODUCTION, &partner, &sk, &pk));
+    OK(rampart_service_authenticate(service, sk, &who, NULL));
+    rampart_string_free(who);
+    EXPECT(RAMPART_STATUS_UNAUTHORIZED, rampart_service_authenticate(service, "a.b.c", &who, NULL));
+    char *qr = NULL, *manual = NULL, *uri = NULL;
+    OK(rampart_service_create_2fa(service, partner, CONTACT_A, "", NULL, &qr, &manual, &uri));
+    assert(starts_with(uri, "otpauth://totp/Acme2FA:" CONTACT_A "?"));
+    char *strings[] = {partner, sk, pk, qr, manual, uri};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) rampart_string_free(strings[i]);
+    rampart_service_free(service);
+}
+
+static void test_storage_failures(void) {
+    rampart_config config = rampart_config_default();
+    config.clock = manual_clock;
+    config.clock_context = &now;
+    rampart_service *service = NULL;
+    OK(rampart_service_open_faulty(&config, &service));
+    char *partner = new_partner(service, NULL);
+    char *secret = create(service, partner, CONTACT_A);
+    enable_now(service, partner, CONTACT_A, secret);
+    char *pending = create(service, partner, CONTACT_B);
+    now += 30;
+    char *code = code_at(secret, now);
+    char *pending_code = code_at(pending, now);
+    char *qr = NULL, *manual = NULL, *id = NULL, *sk = NULL, *pk = NULL;
+    bool flag = false;
+
+    OK(rampart_service_set_faults(service, false, true, false));
+    EXPECT(RAMPART_STATUS_CREATE_FAILED,
+           rampart_service_create_2fa(service, partner, CONTACT_C, NULL, NULL, &qr, &manual, NULL));
+    assert(strcmp(last_message(), "Error enabling 2FA") == 0);
+    EXPECT(RAMPART_STATUS_INTERNAL,
+           rampart_service_create_partner(service, "Acme", RAMPART_ENVIRONMENT_SANDBOX, &id, &sk, &pk));
+    char cause[256];
+    assert(rampart_last_error_cause(cause, sizeof cause) > 0 && strstr(cause, "injected") != NULL);
+    EXPECT(RAMPART_STATUS_INTERNAL, rampart_service_set_widget_text(service, partner, "Done"));
+
+    OK(rampart_service_set_faults(service, true, false, true));
+    EXPECT(RAMPART_STATUS_STATUS_FAILED, rampart_service_status_2fa(service, partner, CONTACT_A, &flag));
+    EXPECT(RAMPART_STATUS_VERIFY_FAILED, rampart_service_verify_2fa(service, partner, CONTACT_A, code, &flag));
+    EXPECT(RAMPART_STATUS_DISABLE_FAILED, rampart_service_disable_2fa(service, partner, CONTACT_A, code));
+    EXPECT(RAMPART_STATUS_ENABLE_FAILED, rampart_service_enable_2fa(service, partner, CONTACT_B, pending_code));
+    EXPECT(RAMPART_STATUS_INTERNAL, rampart_service_ping(service));
+    assert(strcmp(last_message(), "Internal server error") == 0);
+
+    /* faults off: nothing was consumed, everything works again */
+    OK(rampart_service_set_faults(service, false, false, false));
+    assert(verify(service, partner, CONTACT_A, code));
+    OK(rampart_service_enable_2fa(service, partner, CONTACT_B, pending_code));
+
+    /* only faulty handles take faults */
+    rampart_service *plain = open_manual(true);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_set_faults(plain, true, true, true));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_set_faults(NULL, true, true, true));
+    rampart_service_free(plain);
+
+    char *strings[] = {partner, secret, pending, code, pending_code};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) rampart_string_free(strings[i]);
+    rampart_service_free(service);
+}
+
+static void test_sqlite(const char *dir) {
+    char db[512], key_file[512];
+    snprintf(db, sizeof db, "%s/rampart.db", dir);
+    snprintf(key_file, sizeof key_file, "%s/rampart.db.key", dir);
+    rampart_config config = rampart_config_default();
+    config.clock = manual_clock;
+    config.clock_context = &now;
+
+    /* sandbox without a key: the key file is generated beside the database, both 0600 */
+    rampart_service *service = NULL;
+    OK(rampart_service_open(db, &config, &service));
+    struct stat st;
+    assert(stat(db, &st) == 0 && (st.st_mode & 0777) == 0600);
+    assert(stat(key_file, &st) == 0 && (st.st_mode & 0777) == 0600);
+    char *partner = new_partner(service, NULL);
+    char *secret = create(service, partner, CONTACT_A);
+    enable_now(service, partner, CONTACT_A, secret);
+    rampart_service_free(service);
+
+    /* reopened: the state and the key are kept */
+    service = NULL;
+    OK(rampart_service_open(db, &config, &service));
+    assert(status(service, partner, CONTACT_A));
+    now += 30;
+    char *code = code_at(secret, now);
+    assert(verify(service, partner, CONTACT_A, code));
+    rampart_string_free(code);
+    rampart_service_free(service);
+
+    /* another master key cannot open the secret: fail closed */
+    uint8_t other_key[32];
+    memset(other_key, 0x42, sizeof other_key);
+    config.master_key = other_key;
+    config.master_key_len = sizeof other_key;
+    OK(rampart_service_open(db, &config, &service));
+    now += 30;
+    code = code_at(secret, now);
+    bool accepted = true;
+    EXPECT(RAMPART_STATUS_VERIFY_FAILED, rampart_service_verify_2fa(service, partner, CONTACT_A, code, &accepted));
+    EXPECT(RAMPART_STATUS_DISABLE_FAILED, rampart_service_disable_2fa(service, partner, CONTACT_A, code));
+    assert(accepted);
+    rampart_service_free(service);
+    rampart_string_free(code);
+
+    /* production without a key refuses, and creates nothing */
+    char db2[512];
+    snprintf(db2, sizeof db2, "%s/production.db", dir);
+    config = rampart_config_default();
+    config.environment = RAMPART_ENVIRONMENT_PRODUCTION;
+    service = (rampart_service *)1;
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open(db2, &config, &service));
+    assert(access(db2, F_OK) != 0);
+    config.window = 9;
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open(db2, &config, &service));
+    assert(access(db2, F_OK) != 0);
+
+    /* a database that cannot be opened: CONFIG, with the cause for the log */
+    config = rampart_config_default();
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open("/nonexistent-dir/x/rampart.db", &config, &service));
+    assert(strcmp(last_message(), "cannot open the database") == 0);
+    char cause[256];
+    assert(rampart_last_error_cause(cause, sizeof cause) > 0);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_open(NULL, &config, &service));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_open(db, NULL, &service));
+    assert(service == (rampart_service *)1);
+
+    rampart_string_free(partner);
+    rampart_string_free(secret);
+    unlink(db);
+    unlink(key_file);
+    char side[600];
+    snprintf(side, sizeof side, "%s-wal", db);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", db);
+    unlink(side);
+}
+
+static void test_pure_helpers(void) {
+    char *secret = NULL, *uri = NULL, *qr = NULL;
+    OK(rampart_totp_new_secret("Acme", "jane@example.com", &secret, &uri, &qr));
+    assert(strlen(secret) == 32);
+    assert(starts_with(uri, "otpauth://totp/Acme:jane%40example.com?secret="));
+    assert(starts_with(qr, "data:image/png;base64,"));
+    char *only = NULL;
+    OK(rampart_totp_new_secret("Acme", "x", &only, NULL, NULL));
+    assert(strcmp(only, secret) != 0);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_totp_new_secret(NULL, "x", &only, NULL, NULL));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_totp_new_secret("Acme", "x", NULL, NULL, NULL));
+
+    uint64_t t = 1700000000;
+    char *code = code_at(secret, t);
+    bool accepted = false;
+    uint64_t step = 0;
+    OK(rampart_totp_verify(secret, code, t, 0, &accepted, &step));
+    assert(accepted && step == t / 30);
+    OK(rampart_totp_verify(secret, code, t + 30, 1, &accepted, &step));
+    assert(accepted && step == t / 30);
+    OK(rampart_totp_verify(secret, code, t + 90, 2, &accepted, NULL));
+    OK(rampart_totp_verify(secret, code, t + 30, 0, &accepted, &step));
+    assert(!accepted && step == 0);
+    OK(rampart_totp_verify(secret, NULL, t, 1, &accepted, &step));
+    assert(!accepted);
+    OK(rampart_totp_verify(secret, "\xff", t, 1, &accepted, &step));
+    assert(!accepted);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_totp_verify(secret, code, t, 3, &accepted, &step));
+    assert(strcmp(last_message(), "window must be 0, 1 or 2") == 0);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_totp_verify("not base32!", code, t, 1, &accepted, &step));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_totp_verify("AAAA", code, t, 1, &accepted, &step));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_totp_verify(NULL, code, t, 1, &accepted, &step));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_totp_verify(secret, code, t, 1, NULL, &step));
+    char *out = (char *)1;
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_totp_code_at("\xff", t, &out));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_totp_hotp(secret, 1, NULL));
+    assert(out == (char *)1);
+
+    rampart_token_kind kind = RAMPART_TOKEN_CODE;
+    OK(rampart_token_parse(NULL, &kind, &out));
+    assert(kind == RAMPART_TOKEN_MISSING && out == NULL);
+    OK(rampart_token_parse(" 012 345 ", &kind, &out));
+    assert(kind == RAMPART_TOKEN_CODE && strcmp(out, "012345") == 0);
+    rampart_string_free(out);
+    OK(rampart_token_parse("\xff\xfe", &kind, NULL));
+    assert(kind == RAMPART_TOKEN_MALFORMED);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_token_parse("123456", NULL, NULL));
+
+    char *strings[] = {secret, uri, qr, only, code};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) rampart_string_free(strings[i]);
+}
+
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[1] : "/tmp";
+    test_lifecycle_rows();
+    test_throttle_and_lock();
+    test_inputs();
+    test_partners_and_settings();
+    test_config();
+    test_storage_failures();
+    test_sqlite(dir);
+    test_pure_helpers();
+    printf("test_lifecycle: all checks passed\n");
+    return 0;
+}

@@ -1,0 +1,211 @@
+/* The shared vectors (tests/vectors/: RFC 4226, RFC 6238, the token grammar) and the status
+ * taxonomy, through the C ABI. The file is the tab-separated form printed by
+ * `cargo run -p rampart-ffi --example c_vectors` (see that file for the line format), so this
+ * program needs no JSON parser. */
+#include "test_util.h"
+
+#define MAX_FIELDS 6
+
+/* Split `line` in place at tabs; returns the number of fields. */
+static int split(char *line, char **fields) {
+    int n = 0;
+    line[strcspn(line, "\r\n")] = '\0';
+    for (char *p = line; n < MAX_FIELDS;) {
+        fields[n++] = p;
+        char *tab = strchr(p, '\t');
+        if (!tab) break;
+        *tab = '\0';
+        p = tab + 1;
+    }
+    return n;
+}
+
+static uint64_t number(const char *s) {
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    assert(end != s && *end == '\0');
+    return (uint64_t)v;
+}
+
+/* Decode hex into `out` (NUL-terminated); returns the byte length. */
+static size_t unhex(const char *hex, char *out, size_t cap) {
+    size_t n = strlen(hex) / 2;
+    assert(n < cap);
+    for (size_t i = 0; i < n; i++) {
+        unsigned int byte = 0;
+        assert(sscanf(hex + 2 * i, "%2x", &byte) == 1);
+        out[i] = (char)byte;
+    }
+    out[n] = '\0';
+    return n;
+}
+
+static int hotp_cases, totp_cases, token_cases, tokens_skipped, status_cases;
+
+static void check_hotp(char **f) {
+    char *code = NULL;
+    OK(rampart_totp_hotp(f[1], number(f[2]), &code));
+    assert(strcmp(code, f[3]) == 0);
+    rampart_string_free(code);
+    hotp_cases++;
+}
+
+static void check_totp(char **f) {
+    uint64_t t = number(f[2]), step = number(f[3]);
+    char *code = code_at(f[1], t);
+    assert(strcmp(code, f[4]) == 0);
+    rampart_string_free(code);
+    bool accepted = false;
+    uint64_t matched = 0;
+    OK(rampart_totp_verify(f[1], f[4], t, 0, &accepted, &matched));
+    assert(accepted && matched == step);
+    /* one step later it verifies only with a window */
+    OK(rampart_totp_verify(f[1], f[4], t + 30, 0, &accepted, &matched));
+    assert(!accepted && matched == 0);
+    OK(rampart_totp_verify(f[1], f[4], t + 30, 1, &accepted, &matched));
+    assert(accepted && matched == step);
+    totp_cases++;
+}
+
+static void check_token(char **f) {
+    char input[256];
+    const char *token = input;
+    size_t len = 0;
+    if (strcmp(f[1], "NULL") == 0) {
+        token = NULL;
+    } else {
+        len = unhex(f[1], input, sizeof input);
+    }
+    if (token && strlen(input) != len) {
+        /* A C string ends at its first NUL, so "123456\0" reaches the library as "123456":
+         * these cases cannot be expressed through a NUL-terminated API. */
+        tokens_skipped++;
+        return;
+    }
+    rampart_token_kind kind = 99;
+    char *code = NULL;
+    OK(rampart_token_parse(token, &kind, &code));
+    const char *expect = f[2];
+    if (strcmp(expect, "code") == 0) {
+        if (kind != RAMPART_TOKEN_CODE || strcmp(code, f[3]) != 0) {
+            fprintf(stderr, "token case '%s': want code %s\n", f[4], f[3]);
+        }
+        assert(kind == RAMPART_TOKEN_CODE && strcmp(code, f[3]) == 0);
+    } else {
+        rampart_token_kind want = strcmp(expect, "missing") == 0 ? RAMPART_TOKEN_MISSING : RAMPART_TOKEN_MALFORMED;
+        assert(strcmp(expect, "missing") == 0 || strcmp(expect, "malformed") == 0);
+        if (kind != want) fprintf(stderr, "token case '%s': want %s\n", f[4], expect);
+        assert(kind == want && code == NULL);
+    }
+    rampart_string_free(code);
+    token_cases++;
+}
+
+/* Every status constant of the header, by name: a constant renamed or renumbered in the
+ * header fails here at compile time or in the comparison below. */
+static const struct {
+    rampart_status status;
+    const char *name;
+} HEADER_STATUSES[] = {
+    {RAMPART_STATUS_UNAUTHORIZED, "unauthorized"},
+    {RAMPART_STATUS_PAYLOAD_TOO_LARGE, "payload_too_large"},
+    {RAMPART_STATUS_INVALID_INPUT, "invalid_input"},
+    {RAMPART_STATUS_CONTACT_ID_REQUIRED, "contact_id_required"},
+    {RAMPART_STATUS_CONTACT_ID_INVALID, "contact_id_invalid"},
+    {RAMPART_STATUS_ISSUER_INVALID, "issuer_invalid"},
+    {RAMPART_STATUS_WIDGET_TEXT_INVALID, "widget_text_invalid"},
+    {RAMPART_STATUS_WIDGET_BUTTON_URL_INVALID, "widget_button_url_invalid"},
+    {RAMPART_STATUS_MUST_DISABLE_FIRST, "must_disable_first"},
+    {RAMPART_STATUS_ALREADY_ENABLED, "already_enabled"},
+    {RAMPART_STATUS_NOT_CREATED, "not_created"},
+    {RAMPART_STATUS_NOT_ENABLED, "not_enabled"},
+    {RAMPART_STATUS_LOCKED, "locked"},
+    {RAMPART_STATUS_THROTTLED, "throttled"},
+    {RAMPART_STATUS_TOKEN_MISSING, "token_missing"},
+    {RAMPART_STATUS_TOKEN_FAILED, "token_failed"},
+    {RAMPART_STATUS_NOT_FOUND, "not_found"},
+    {RAMPART_STATUS_METHOD_NOT_ALLOWED, "method_not_allowed"},
+    {RAMPART_STATUS_PARTNER_NOT_FOUND, "partner_not_found"},
+    {RAMPART_STATUS_CREATE_FAILED, "create_failed"},
+    {RAMPART_STATUS_ENABLE_FAILED, "enable_failed"},
+    {RAMPART_STATUS_DISABLE_FAILED, "disable_failed"},
+    {RAMPART_STATUS_STATUS_FAILED, "status_failed"},
+    {RAMPART_STATUS_VERIFY_FAILED, "verify_failed"},
+    {RAMPART_STATUS_INTERNAL, "internal"},
+    {RAMPART_STATUS_CONFIG, "config"},
+};
+#define HEADER_STATUS_COUNT (sizeof HEADER_STATUSES / sizeof HEADER_STATUSES[0])
+
+/* "status NUMBER CODE NAME MESSAGE": the core's kind, as the Rust side sees it. */
+static void check_status(char **f) {
+    uint32_t n = (uint32_t)number(f[1]);
+    assert(rampart_status_code(n) == number(f[2]));
+    assert(strcmp(rampart_status_name(n), f[3]) == 0);
+    assert(strcmp(rampart_status_message(n), f[4]) == 0);
+    int found = 0;
+    for (size_t i = 0; i < HEADER_STATUS_COUNT; i++) {
+        if (strcmp(HEADER_STATUSES[i].name, f[3]) == 0) {
+            assert((uint32_t)HEADER_STATUSES[i].status == n);
+            found = 1;
+        }
+    }
+    if (!found) fprintf(stderr, "status %s (%s) has no constant in this test's table\n", f[1], f[3]);
+    assert(found);
+    status_cases++;
+}
+
+int main(int argc, char **argv) {
+    assert(argc == 2);
+    FILE *in = fopen(argv[1], "r");
+    assert(in != NULL);
+    char line[4096];
+    while (fgets(line, sizeof line, in)) {
+        char *f[MAX_FIELDS] = {0};
+        int n = split(line, f);
+        if (strcmp(f[0], "hotp") == 0 && n == 4) {
+            check_hotp(f);
+        } else if (strcmp(f[0], "totp") == 0 && n == 5) {
+            check_totp(f);
+        } else if (strcmp(f[0], "token") == 0 && n == 5) {
+            check_token(f);
+        } else if (strcmp(f[0], "skip") == 0) {
+            tokens_skipped++; /* a JSON token that is not a string: C callers pass strings */
+        } else if (strcmp(f[0], "status") == 0 && n == 5) {
+            check_status(f);
+        } else {
+            fprintf(stderr, "unreadable vector line: %s\n", f[0]);
+            assert(0);
+        }
+    }
+    fclose(in);
+
+    /* the runner's own cases: a 1 MiB string, and an absent token (NULL) */
+    size_t big = 1u << 20;
+    char *huge = malloc(big + 1);
+    assert(huge);
+    memset(huge, '1', big);
+    huge[big] = '\0';
+    rampart_token_kind kind = RAMPART_TOKEN_CODE;
+    OK(rampart_token_parse(huge, &kind, NULL));
+    assert(kind == RAMPART_TOKEN_MALFORMED);
+    free(huge);
+    OK(rampart_token_parse(NULL, &kind, NULL));
+    assert(kind == RAMPART_TOKEN_MISSING);
+
+    /* OK, PANIC and numbers that are not a status */
+    assert(rampart_status_code(RAMPART_OK) == 200 && strcmp(rampart_status_name(RAMPART_OK), "ok") == 0);
+    assert(strcmp(rampart_status_message(RAMPART_OK), "OK") == 0);
+    assert(rampart_status_code(RAMPART_STATUS_PANIC) == 500);
+    assert(strcmp(rampart_status_name(RAMPART_STATUS_PANIC), "panic") == 0);
+    assert(strcmp(rampart_status_message(RAMPART_STATUS_PANIC), "Internal server error") == 0);
+    assert(rampart_status_code(27) == 500 && strcmp(rampart_status_name(27), "unknown") == 0);
+    assert(strcmp(rampart_status_message(4000000000u), "Unknown status") == 0);
+
+    assert(strlen(rampart_version()) >= 5 && strchr(rampart_version(), '.') != NULL);
+
+    assert(hotp_cases == 10 && totp_cases == 6 && token_cases > 20);
+    assert(status_cases == (int)HEADER_STATUS_COUNT);
+    printf("test_vectors: %d hotp, %d totp, %d token cases, %d statuses passed (%d token cases not expressible as C strings skipped)\n",
+           hotp_cases, totp_cases, token_cases, status_cases, tokens_skipped);
+    return 0;
+}
