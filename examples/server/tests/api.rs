@@ -464,10 +464,6 @@ fn jwt(claims: &Value, secret: &[u8], alg: jsonwebtoken::Algorithm) -> String {
         .unwrap()
 }
 
-fn real_now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
-}
-
 #[tokio::test]
 async fn legacy_jwt_works_with_deprecation_header_and_refuses_forgeries() {
     use base64::Engine;
@@ -476,7 +472,7 @@ async fn legacy_jwt_works_with_deprecation_header_and_refuses_forgeries() {
     let (partner, key) = s.partner();
     let c = contact();
     let path = format!("/v1/auth/2fa?contactId={c}");
-    let exp = real_now() + 600;
+    let exp = s.clock_now() + 600;
     let good = jwt(&json!({ "sub": partner.to_string(), "exp": exp }), JWT_SECRET, Algorithm::HS256);
     let r = s.get(&path, Some(&good)).await;
     assert_eq!(r.status, 200, "{}", r.text);
@@ -512,8 +508,12 @@ async fn legacy_jwt_works_with_deprecation_header_and_refuses_forgeries() {
         ),
         alg_none,
         tampered,
-        jwt(&json!({ "sub": partner.to_string(), "exp": real_now() - 120 }), JWT_SECRET, Algorithm::HS256),
-        jwt(&json!({ "sub": partner.to_string(), "exp": exp, "nbf": real_now() + 300 }), JWT_SECRET, Algorithm::HS256),
+        jwt(&json!({ "sub": partner.to_string(), "exp": s.clock_now() - 120 }), JWT_SECRET, Algorithm::HS256),
+        jwt(
+            &json!({ "sub": partner.to_string(), "exp": exp, "nbf": s.clock_now() + 300 }),
+            JWT_SECRET,
+            Algorithm::HS256,
+        ),
         jwt(&json!({ "sub": partner.to_string(), "exp": exp }), JWT_SECRET, Algorithm::HS384),
         jwt(&json!({ "exp": exp }), JWT_SECRET, Algorithm::HS256),
         jwt(&json!({ "sub": "not-a-uuid", "exp": exp }), JWT_SECRET, Algorithm::HS256),
@@ -525,6 +525,14 @@ async fn legacy_jwt_works_with_deprecation_header_and_refuses_forgeries() {
         r.assert_error(401, UNAUTHORIZED);
         assert!(r.header("deprecation").is_none());
     }
+    // exp and nbf follow the service's clock: valid from nbf, refused from exp on.
+    let (t, alg) = (s.clock_now(), Algorithm::HS256);
+    let window = jwt(&json!({ "sub": partner.to_string(), "nbf": t + 10, "exp": t + 20 }), JWT_SECRET, alg);
+    s.get(&path, Some(&window)).await.assert_error(401, UNAUTHORIZED);
+    s.clock.advance(10);
+    assert_eq!(s.get(&path, Some(&window)).await.status, 200);
+    s.clock.advance(10);
+    s.get(&path, Some(&window)).await.assert_error(401, UNAUTHORIZED);
     s.stop().await;
 
     // Without a configured JWT secret, JWTs are refused.
