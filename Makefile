@@ -6,23 +6,27 @@ export CARGO_TARGET_DIR ?= $(HOME)/.cache/rampart-target
 export CARGO_TERM_COLOR ?= never
 CARGO ?= cargo
 
-.PHONY: test lint unit c-abi bench run fmt
+.PHONY: test lint unit c-abi python bench run fmt
 
-test: lint unit c-abi
+test: lint unit c-abi python
 	@echo "== make test: all steps passed"
 
 lint:
-	@echo "== [1/3] format and lint (cargo fmt --check, clippy -D warnings)"
+	@echo "== [1/4] format and lint (cargo fmt --check, clippy -D warnings)"
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
 unit:
-	@echo "== [2/3] unit, integration and doc tests (cargo test)"
+	@echo "== [2/4] unit, integration and doc tests (cargo test)"
 	$(CARGO) test --workspace --locked
 
 c-abi:
-	@echo "== [3/3] C ABI: header drift, C tests (plain, valgrind, ASan+UBSan), C/C++ examples via pkg-config"
+	@echo "== [3/4] C ABI: header drift, C tests (plain, valgrind, ASan+UBSan), C/C++ examples via pkg-config"
 	@$(MAKE) --no-print-directory c-test
+
+python:
+	@echo "== [4/4] Python binding: venv, maturin build, pytest (lifecycle, vectors, threads), mypy.stubtest"
+	@$(MAKE) --no-print-directory python-test
 
 bench:
 	$(CARGO) bench -p rampart-core --bench core
@@ -34,3 +38,4 @@ run:
 	$(CARGO) run --release --locked -p rampart-server -- --db ./rampart.db
 
 include mk/c.mk
+include mk/python.mk

@@ -11,8 +11,10 @@
  *   statuses share one, so keep the status), rampart_status_message() the fixed message and
  *   rampart_status_name() the stable name. After a failure, rampart_last_error_message()
  *   refines the message (which argument, how many seconds), rampart_last_error_cause() gives
- *   the internal cause for logs, and rampart_last_retry_after() the Retry-After seconds; all
- *   three are per thread.
+ *   the internal cause for logs, rampart_last_retry_after() the Retry-After seconds, and
+ *   rampart_last_error_code() the stable code; all four are per thread. Widget, URL, signature,
+ *   snippet and address problems are not 2FA error kinds: they share a status (mostly
+ *   RAMPART_STATUS_INVALID_INPUT) and are told apart by that code ("signature_mismatch").
  * - Outputs. Results go through trailing out-pointers, written only when the call returns
  *   RAMPART_OK. Order: handle, inputs, outputs. Out-pointers documented as optional may be
  *   NULL when that output is not wanted.
@@ -25,10 +27,13 @@
  *   rampart_string_free() (which overwrites it with zeros first), exactly once, never with
  *   free(). const char* results (status messages and names) are static.
  * - Handles. rampart_service is opaque: made by rampart_service_open*(), freed by
- *   rampart_service_free(); freeing NULL is a no-op.
+ *   rampart_service_free(); rampart_widget_config, rampart_widget_validation and
+ *   rampart_totp_secret likewise have their constructors and a _free; freeing NULL is a
+ *   no-op. Issue strings of a widget validation are borrowed until it is freed.
  * - Panics. No Rust panic crosses the boundary: one would return RAMPART_STATUS_PANIC.
  * - Threads. A rampart_service handle is thread-safe: share one handle between any number of
  *   threads; only rampart_service_free() must not run concurrently with other calls on it.
+ *   Widget configurations, validations and TOTP secret handles are immutable: share them too.
  *   Functions without a handle are thread-safe. Of concurrent calls with the same valid code,
  *   exactly one succeeds.
  */
@@ -41,6 +46,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/**
+ * Longest options or configuration JSON text read, in bytes (the core bounds each value and
+ * the number of options; this bounds the parse before that).
+ */
+#define RAMPART_WIDGET_MAX_JSON_BYTES (1 << 20)
+
+/**
+ * No environment hint: `environment` in the options decides (see `rampart_widget_validate`).
+ */
+#define RAMPART_WIDGET_NO_ENVIRONMENT UINT32_MAX
 
 /**
  * The result of every fallible call: `RAMPART_OK`, or one value per error kind of the core,
@@ -207,6 +223,68 @@ typedef uint32_t rampart_token_kind;
 #endif // __cplusplus
 
 /**
+ * Which widget flow the options give.
+ */
+enum rampart_widget_mode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The full widget.
+   */
+  RAMPART_WIDGET_MODE_STANDARD = 0,
+  /**
+   * One coin, its receive address and an amount: the widget opens on payment.
+   */
+  RAMPART_WIDGET_MODE_ONE_SCREEN_CHECKOUT = 1,
+  /**
+   * Two of the three one-screen parts; the missing one is reported beside it.
+   */
+  RAMPART_WIDGET_MODE_INCOMPLETE = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum rampart_widget_mode rampart_widget_mode;
+#else
+typedef uint32_t rampart_widget_mode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The missing part of an incomplete one-screen checkout.
+ */
+enum rampart_widget_part
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Nothing is missing (the mode is not incomplete).
+   */
+  RAMPART_WIDGET_PART_NONE = 0,
+  /**
+   * Exactly one coin in `tokens`.
+   */
+  RAMPART_WIDGET_PART_TOKENS = 1,
+  /**
+   * A `receiveAddress` for that coin.
+   */
+  RAMPART_WIDGET_PART_RECEIVE_ADDRESS = 2,
+  /**
+   * An `amount`.
+   */
+  RAMPART_WIDGET_PART_AMOUNT = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum rampart_widget_part rampart_widget_part;
+#else
+typedef uint32_t rampart_widget_part;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * The environment a service serves, or a partner belongs to.
  */
 enum rampart_environment
@@ -232,9 +310,57 @@ typedef uint32_t rampart_environment;
 #endif // __cplusplus
 
 /**
+ * What the options are for.
+ */
+enum rampart_widget_target
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * A custom URL (and the iframe snippet): the root or the hint gives the environment.
+   */
+  RAMPART_WIDGET_TARGET_URL = 0,
+  /**
+   * The script snippet: `environment` and `targetContainerId` are required.
+   */
+  RAMPART_WIDGET_TARGET_SCRIPT = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum rampart_widget_target rampart_widget_target;
+#else
+typedef uint32_t rampart_widget_target;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * An open service. Opaque to C.
  */
 typedef struct rampart_service rampart_service;
+
+/**
+ * A TOTP secret decoded once, for callers that verify many codes against the same secret
+ * (`rampart_totp_verify` decodes the base32 text on every call). Opaque and immutable: share
+ * it between threads. Made by `rampart_totp_secret_from_base32`, freed (its key material
+ * zeroed) by `rampart_totp_secret_free`.
+ */
+typedef struct rampart_totp_secret rampart_totp_secret;
+
+/**
+ * Widget settings: roots, brand, coins and minimums. Opaque; immutable once made, so one
+ * handle may be shared by any number of threads. Made by `rampart_widget_config_default` or
+ * `rampart_widget_config_from_json`, freed by `rampart_widget_config_free`.
+ */
+typedef struct rampart_widget_config rampart_widget_config;
+
+/**
+ * The outcome of `rampart_widget_validate`: errors, warnings, mode and, when valid, the
+ * options URLs and snippets are made from, with the configuration they were checked against.
+ * Opaque and immutable: share it between threads for reading; free it once with
+ * `rampart_widget_validation_free`.
+ */
+typedef struct rampart_widget_validation rampart_widget_validation;
 
 /**
  * A clock: returns the current Unix time in whole seconds. `context` is the config's
@@ -369,6 +495,22 @@ size_t rampart_last_error_message(char *buf, size_t buf_len);
  * `buf` is NULL or valid for writes of `buf_len` bytes.
  */
 size_t rampart_last_error_cause(char *buf, size_t buf_len);
+
+/**
+ * The stable snake_case code of the last call on this thread that did not return
+ * `RAMPART_OK`: the error kind's name for the 2FA statuses (`"token_failed"`, the same as
+ * `rampart_status_name`), `"panic"`, or, for the widget, URL, signature, snippet, widget
+ * configuration and address functions, the finer code of the core (`"signature_mismatch"`,
+ * `"url_unknown_root"`, `"address_base58_checksum"`, `"config_root_not_https"`, ...), which
+ * those report under a shared status such as `RAMPART_STATUS_INVALID_INPUT`. Empty after a
+ * call that returned `RAMPART_OK`. Codes are stable; match on them, not on messages.
+ *
+ * Same buffer rules and threading as `rampart_last_error_message`.
+ *
+ * # Safety
+ * `buf` is NULL or valid for writes of `buf_len` bytes.
+ */
+size_t rampart_last_error_code(char *buf, size_t buf_len);
 
 /**
  * After `RAMPART_STATUS_THROTTLED` on this thread: the whole seconds to wait (the HTTP
@@ -854,6 +996,43 @@ rampart_status rampart_totp_verify(const char *secret,
                                    uint64_t *out_step);
 
 /**
+ * Decode a base32 secret (as for `rampart_totp_code_at`) into a handle.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL, not base32, wrong length, NULL out-pointer).
+ * Ownership: the text is not kept; on success `*out_secret` receives a handle freed with
+ * `rampart_totp_secret_free`. Thread-safe.
+ *
+ * # Safety
+ * `secret` is NULL or NUL-terminated; `out_secret` NULL or writable.
+ */
+rampart_status rampart_totp_secret_from_base32(const char *secret,
+                                               struct rampart_totp_secret **out_secret);
+
+/**
+ * Free a secret handle, zeroing the secret's bytes first. NULL is a no-op.
+ *
+ * # Safety
+ * `secret` is NULL or a live handle not used by another thread during the call, freed once.
+ */
+void rampart_totp_secret_free(struct rampart_totp_secret *secret);
+
+/**
+ * `rampart_totp_verify` with a decoded secret: the same outcome, errors and outputs, without
+ * decoding base32, keying the HMAC or allocating. Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL `secret` or
+ * `out_accepted`, window over 2). Thread-safe; one handle may serve any number of threads.
+ *
+ * # Safety
+ * `secret` is NULL or a live handle; `token` NULL or NUL-terminated; out-pointers NULL or
+ * writable.
+ */
+rampart_status rampart_totp_verify_secret(const struct rampart_totp_secret *secret,
+                                          const char *token,
+                                          uint64_t unix_time,
+                                          uint8_t window,
+                                          bool *out_accepted,
+                                          uint64_t *out_step);
+
+/**
  * Read a token the way every 2FA call reads it: trim ASCII white space, allow one space or
  * hyphen between the third and fourth digit, then exactly six ASCII digits. Handy to tell a
  * missing token from a present one before calling the service.
@@ -868,6 +1047,326 @@ rampart_status rampart_totp_verify(const char *secret,
 rampart_status rampart_token_parse(const char *token,
                                    rampart_token_kind *out_kind,
                                    char **out_code);
+
+/**
+ * The default widget configuration: the Rampart roots, brand "Rampart", coins btc, ltc, eth,
+ * usdc, usdt, dai, sol, and a minimum purchase of 5 in each currency. Passing NULL wherever a
+ * configuration is taken means the same.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL `out_config`). Ownership: on success
+ * `*out_config` receives a handle freed with `rampart_widget_config_free`. Thread-safe.
+ *
+ * # Safety
+ * `out_config` is NULL or writable.
+ */
+rampart_status rampart_widget_config_default(struct rampart_widget_config **out_config);
+
+/**
+ * A widget configuration from JSON text: an object with any of `domain`, `productionRoot`,
+ * `sandboxRoot`, `brand`, `defaultClientName`, `defaultHomeScreenMessage`, `coins`
+ * (`[{"symbol","chain","name"}]`) and `minimums` (`{"usd": "5"}`); what is left out keeps
+ * its default.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL, not UTF-8 or not JSON, named in the last
+ * error), `RAMPART_STATUS_CONFIG` for a rule the configuration breaks, with the stable code in
+ * `rampart_last_error_code` (`config_root_not_https`, `config_json_invalid`, ...).
+ * Ownership: `json` is copied; on success `*out_config` receives a handle freed with
+ * `rampart_widget_config_free`. Thread-safe.
+ *
+ * # Safety
+ * `json` is NULL or NUL-terminated; `out_config` NULL or writable.
+ */
+rampart_status rampart_widget_config_from_json(const char *json,
+                                               struct rampart_widget_config **out_config);
+
+/**
+ * Free a widget configuration. NULL is a no-op. Validations made with it stay usable (they
+ * keep what they need).
+ *
+ * # Safety
+ * `config` is NULL or a live handle not used by another thread during the call, freed once.
+ */
+void rampart_widget_config_free(struct rampart_widget_config *config);
+
+/**
+ * Validate widget options, reporting every problem at once.
+ *
+ * `config`: NULL for the default. `options_json`: UTF-8 JSON text, normally an object in the
+ * script form (`receiveAddress` an object of coin to address, booleans as booleans; anything
+ * but an object is the error `options_not_object`). `target`: a `rampart_widget_target`.
+ * `environment`: the caller's environment (`RAMPART_ENVIRONMENT_SANDBOX` or `_PRODUCTION`)
+ * or `RAMPART_WIDGET_NO_ENVIRONMENT`; for a URL the options' `environment` or this hint
+ * decides (both given must agree), the script requires the option.
+ *
+ * Invalid options are not a failure: the call returns `RAMPART_OK` and the validation lists
+ * the issues (`rampart_widget_validation_is_valid`, `_error_at`, `_to_json`).
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL, not UTF-8 or not JSON text, an unknown target
+ * or environment; the last error names the argument), `RAMPART_STATUS_PAYLOAD_TOO_LARGE`
+ * (JSON text over `RAMPART_WIDGET_MAX_JSON_BYTES`). Ownership: inputs are copied; on success
+ * `*out_validation` receives a handle freed with `rampart_widget_validation_free`. It holds a
+ * reference to the configuration, so `config` may be freed first. Thread-safe.
+ *
+ * # Safety
+ * `config` is NULL or a live handle; `options_json` NULL or NUL-terminated; `out_validation`
+ * NULL or writable.
+ */
+rampart_status rampart_widget_validate(const struct rampart_widget_config *config,
+                                       const char *options_json,
+                                       uint32_t target,
+                                       uint32_t environment,
+                                       struct rampart_widget_validation **out_validation);
+
+/**
+ * Free a validation. NULL is a no-op; the strings `_error_at` and `_warning_at` lent are
+ * invalid afterwards.
+ *
+ * # Safety
+ * `validation` is NULL or a live handle not used by another thread during the call, freed once.
+ */
+void rampart_widget_validation_free(struct rampart_widget_validation *validation);
+
+/**
+ * Whether the options have no error (warnings allowed). False for NULL. Thread-safe.
+ *
+ * # Safety
+ * `validation` is NULL or a live handle.
+ */
+bool rampart_widget_validation_is_valid(const struct rampart_widget_validation *validation);
+
+/**
+ * The number of errors (0 for NULL). Thread-safe.
+ *
+ * # Safety
+ * `validation` is NULL or a live handle.
+ */
+size_t rampart_widget_validation_error_count(const struct rampart_widget_validation *validation);
+
+/**
+ * The number of warnings (0 for NULL). Thread-safe.
+ *
+ * # Safety
+ * `validation` is NULL or a live handle.
+ */
+size_t rampart_widget_validation_warning_count(const struct rampart_widget_validation *validation);
+
+/**
+ * The mode the options give (reported even when there are errors), and in `*out_missing`
+ * (optional) the missing part of an incomplete one-screen checkout or
+ * `RAMPART_WIDGET_PART_NONE`.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL `validation` or `out_mode`). Thread-safe.
+ *
+ * # Safety
+ * `validation` is NULL or a live handle; out-pointers NULL or writable.
+ */
+rampart_status rampart_widget_validation_mode(const struct rampart_widget_validation *validation,
+                                              rampart_widget_mode *out_mode,
+                                              rampart_widget_part *out_missing);
+
+/**
+ * Error `index` (0 to `_error_count` - 1), in the core's order: its stable `code`
+ * (`"amount_format"`), `path` (`"amount"`, `"receiveAddress.btc"`, `"tokens[1]"`, empty for
+ * the whole input), fixed English `message`, the offending `value` as it may be shown (keys
+ * redacted; NULL when none) and a `suggestion` (NULL when none). Only `out_code` is required;
+ * pass NULL for outputs you do not want. An embedded NUL in a path, value or suggestion is
+ * shown as U+FFFD.
+ *
+ * Ownership: the strings are borrowed from the validation, valid until
+ * `rampart_widget_validation_free`; do not free them. Errors: `RAMPART_STATUS_INVALID_INPUT`
+ * (NULL `validation` or `out_code`, `index` out of range). Thread-safe.
+ *
+ * # Safety
+ * `validation` is NULL or a live handle; out-pointers NULL or writable.
+ */
+rampart_status rampart_widget_validation_error_at(const struct rampart_widget_validation *validation,
+                                                  size_t index,
+                                                  const char **out_code,
+                                                  const char **out_path,
+                                                  const char **out_message,
+                                                  const char **out_value,
+                                                  const char **out_suggestion);
+
+/**
+ * Warning `index` (0 to `_warning_count` - 1); as `rampart_widget_validation_error_at`.
+ *
+ * # Safety
+ * `validation` is NULL or a live handle; out-pointers NULL or writable.
+ */
+rampart_status rampart_widget_validation_warning_at(const struct rampart_widget_validation *validation,
+                                                    size_t index,
+                                                    const char **out_code,
+                                                    const char **out_path,
+                                                    const char **out_message,
+                                                    const char **out_value,
+                                                    const char **out_suggestion);
+
+/**
+ * The whole validation as JSON, the form every surface shares:
+ * `{"errors":[...],"mode":{...},"options":{...}|null,"warnings":[...]}` with issues as
+ * `{"code","message","path","suggestion","value"}`.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL arguments). Ownership: on success `*out_json`
+ * receives a library string freed with `rampart_string_free`. Thread-safe.
+ *
+ * # Safety
+ * `validation` is NULL or a live handle; `out_json` NULL or writable.
+ */
+rampart_status rampart_widget_validation_to_json(const struct rampart_widget_validation *validation,
+                                                 char **out_json);
+
+/**
+ * The canonical custom URL of valid options (fixed parameter order, one percent-encoding set,
+ * only the options given), on the root of their environment in the validation's
+ * configuration.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL arguments; a validation with errors, code
+ * `options_invalid`). Ownership: on success `*out_url` receives a library string freed with
+ * `rampart_string_free`. Thread-safe.
+ *
+ * # Safety
+ * `validation` is NULL or a live handle; `out_url` NULL or writable.
+ */
+rampart_status rampart_widget_build_url(const struct rampart_widget_validation *validation,
+                                        char **out_url);
+
+/**
+ * Read a custom URL back into options: `{"environment":"sandbox"|"production",
+ * "options":{...},"warnings":[...]}` (options in the script form; parse warnings as issues).
+ * Validate the options with `rampart_widget_validate` (URL target, this environment) before
+ * using them.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` for NULL arguments and for a URL that cannot be
+ * read, with the code (`url_too_long`, `url_invalid` (also for bytes that are not UTF-8),
+ * `url_unknown_root`, `url_invalid_encoding`) in `rampart_last_error_code`. Ownership: on
+ * success `*out_json` receives a library string freed with `rampart_string_free`. Thread-safe.
+ *
+ * # Safety
+ * `config` is NULL or a live handle; `url` NULL or NUL-terminated; `out_json` NULL or writable.
+ */
+rampart_status rampart_widget_parse_url(const struct rampart_widget_config *config,
+                                        const char *url,
+                                        char **out_json);
+
+/**
+ * Sign the canonical URL of valid options with the partner's secret key
+ * (`sk_<environment>_...`, the options' environment) at `timestamp` (Unix seconds): the
+ * canonical URL followed by `&timestamp=<ts>&signature=<64 hex digits>`.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL or non-UTF-8 arguments; a validation with
+ * errors, `options_invalid`; `signature_key_invalid`, `signature_key_environment`, codes in
+ * `rampart_last_error_code`). Ownership: the key is not kept; on success `*out_url` receives a
+ * library string freed with `rampart_string_free`. Thread-safe.
+ *
+ * # Safety
+ * `validation` is NULL or a live handle; `secret_key` NULL or NUL-terminated; `out_url` NULL
+ * or writable.
+ */
+rampart_status rampart_widget_sign_url(const struct rampart_widget_validation *validation,
+                                       const char *secret_key,
+                                       uint64_t timestamp,
+                                       char **out_url);
+
+/**
+ * Verify a signed URL with the partner's secret key at `now` (Unix seconds; time is passed
+ * in, never read), accepting signatures up to `max_age_secs` old, and read it back as
+ * `rampart_widget_parse_url` does.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` for NULL or non-UTF-8 arguments and for every
+ * failure, with its code in `rampart_last_error_code`: a URL code (`url_unknown_root`, ...),
+ * `signature_key_invalid`, `signature_key_environment`, `signature_missing`,
+ * `signature_malformed`, `signature_mismatch`, `signature_expired`, `signature_from_future`.
+ * Ownership: on success `*out_json` receives a library string freed with
+ * `rampart_string_free`. Thread-safe.
+ *
+ * # Safety
+ * `config` is NULL or a live handle; strings NULL or NUL-terminated; `out_json` NULL or
+ * writable.
+ */
+rampart_status rampart_widget_verify_signed_url(const struct rampart_widget_config *config,
+                                                const char *url,
+                                                const char *secret_key,
+                                                uint64_t now,
+                                                uint64_t max_age_secs,
+                                                char **out_json);
+
+/**
+ * The script snippet of options validated for `RAMPART_WIDGET_TARGET_SCRIPT`: the container
+ * element, the SDK script and the render call (option values JSON-encoded with `<`, `>`, `&`
+ * and the line separators escaped, so no value can close the script element), plus a
+ * `<noscript>` link. `nonce` (optional): a CSP nonce, 1 to 256 base64 characters, set on both
+ * script elements.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL or non-UTF-8 arguments; `options_invalid`,
+ * `snippet_not_script_target`, `snippet_nonce_invalid` in `rampart_last_error_code`).
+ * Ownership: on success `*out_html` receives a library string freed with
+ * `rampart_string_free`. Thread-safe.
+ *
+ * # Safety
+ * `validation` is NULL or a live handle; `nonce` NULL or NUL-terminated; `out_html` NULL or
+ * writable.
+ */
+rampart_status rampart_widget_script_snippet(const struct rampart_widget_validation *validation,
+                                             const char *nonce,
+                                             char **out_html);
+
+/**
+ * The iframe snippet on the canonical URL of valid options (either target): `width` and
+ * `height` in CSS pixels (0 for the defaults 420 and 550), `title` the accessible title
+ * (optional: "<Brand> purchase widget"; escaped), `lazy` adds `loading="lazy"`.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL or non-UTF-8 arguments; `options_invalid`).
+ * Ownership: on success `*out_html` receives a library string freed with
+ * `rampart_string_free`. Thread-safe.
+ *
+ * # Safety
+ * `validation` is NULL or a live handle; `title` NULL or NUL-terminated; `out_html` NULL or
+ * writable.
+ */
+rampart_status rampart_widget_iframe_snippet(const struct rampart_widget_validation *validation,
+                                             uint32_t width,
+                                             uint32_t height,
+                                             const char *title,
+                                             bool lazy,
+                                             char **out_html);
+
+/**
+ * What the host page's Content-Security-Policy must allow for the widget of `environment`
+ * (`RAMPART_ENVIRONMENT_SANDBOX` or `_PRODUCTION`): `{"frameSrc","scriptSrc","header"}`, the
+ * last being `frame-src <origin>; script-src <origin>`. `config`: NULL for the default.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` (unknown environment, NULL `out_json`). Ownership: on
+ * success `*out_json` receives a library string freed with `rampart_string_free`. Thread-safe.
+ *
+ * # Safety
+ * `config` is NULL or a live handle; `out_json` NULL or writable.
+ */
+rampart_status rampart_widget_csp(const struct rampart_widget_config *config,
+                                  uint32_t environment,
+                                  char **out_json);
+
+/**
+ * Check a receive address for a chain, checksum included. `chain` is `"bitcoin"`,
+ * `"litecoin"`, `"ethereum"` (also usdc, usdt, dai) or `"solana"`; `allow_testnet` accepts
+ * testnet and regtest addresses (sandbox only).
+ *
+ * On success `*out_network` (optional) receives `"mainnet"` or `"testnet"` and `*out_kind`
+ * (optional) `"p2pkh"`, `"p2sh"`, `"segwit_v0"` to `"segwit_v16"`, `"evm"` or `"solana"`:
+ * static strings, never freed.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` for NULL arguments or an unknown chain (code
+ * `invalid_input`), and for an address that fails, with the check that failed in
+ * `rampart_last_error_code` (`address_base58_checksum`, `address_wrong_chain`, ...; an
+ * address that is not UTF-8 is `address_bad_character`). Thread-safe.
+ *
+ * # Safety
+ * Strings are NULL or NUL-terminated; out-pointers NULL or writable.
+ */
+rampart_status rampart_address_validate(const char *chain,
+                                        const char *address,
+                                        bool allow_testnet,
+                                        const char **out_network,
+                                        const char **out_kind);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -19,7 +19,7 @@ C_NATIVE_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl
 C_WARN := -Wall -Wextra -Wpedantic -Werror
 C_TEST_FLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(C_WARN) -g -Iinclude -Itests/c
 C_SANITIZE := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
-C_TESTS := test_lifecycle test_vectors test_threads
+C_TESTS := test_lifecycle test_vectors test_threads test_widget
 VALGRIND := valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
 	--errors-for-leak-kinds=definite,indirect --error-exitcode=99
 C_SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
@@ -62,6 +62,7 @@ c-lib:
 	$(CARGO) build -p rampart-ffi --locked --lib --example c_vectors
 	@mkdir -p $(C_BUILD)
 	$(CARGO_TARGET_DIR)/debug/examples/c_vectors > $(C_BUILD)/vectors.txt
+	$(CARGO_TARGET_DIR)/debug/examples/c_vectors widget > $(C_BUILD)/widget_vectors.txt
 
 c-test-build: c-tools c-lib
 	@mkdir -p $(C_BUILD)/bin
@@ -77,6 +78,7 @@ define c_run_tests
 	$(1)$(C_BUILD)/bin/test_lifecycle$(2) $(C_WORK)
 	$(1)$(C_BUILD)/bin/test_vectors$(2) $(C_BUILD)/vectors.txt
 	$(1)$(C_BUILD)/bin/test_threads$(2) $(C_WORK)
+	$(1)$(C_BUILD)/bin/test_widget$(2) $(C_BUILD)/widget_vectors.txt
 endef
 
 c-test-run: c-test-build

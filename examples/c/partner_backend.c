@@ -1,4 +1,5 @@
-/* A partner backend in plain C: the whole 2FA lifecycle of one contact through librampart.
+/* A partner backend in plain C: the whole 2FA lifecycle of one contact through librampart,
+ * then a purchase widget URL for the partner's page.
  *
  *   cc -std=c99 partner_backend.c $(pkg-config --cflags --libs rampart) -o partner_backend
  *   ./partner_backend [DB_PATH]
@@ -18,10 +19,11 @@
 
 /* Print a failed call as the HTTP answer it stands for, and stop. */
 static void fail(const char *what, rampart_status status) {
-    char message[256];
+    char message[256], code[64];
     rampart_last_error_message(message, sizeof message);
-    fprintf(stderr, "%s: %u %s {\"message\":\"%s\",\"code\":%u}\n", what, (unsigned)status,
-            rampart_status_name(status), message, (unsigned)rampart_status_code(status));
+    rampart_last_error_code(code, sizeof code);
+    fprintf(stderr, "%s: %u %s {\"message\":\"%s\",\"code\":%u} (%s)\n", what, (unsigned)status,
+            rampart_status_name(status), message, (unsigned)rampart_status_code(status), code);
     exit(1);
 }
 
@@ -100,8 +102,41 @@ int main(int argc, char **argv) {
     CHECK("status", rampart_service_status_2fa(service, caller, contact, &enabled));
     printf("disabled: 2FA is %s.\n", enabled ? "true" : "false");
 
+    /* The purchase widget: options as JSON text, validated, then the canonical URL and a
+     * signed one (the partner signs with its secret key; the widget server verifies). */
+    char options[512];
+    snprintf(options, sizeof options,
+             "{\"publicKey\":\"%s\",\"tokens\":\"btc\","
+             "\"receiveAddress\":{\"btc\":\"tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx\"},\"amount\":\"50\"}",
+             publishable_key);
+    rampart_widget_validation *widget = NULL;
+    CHECK("validate widget options",
+          rampart_widget_validate(NULL, options, RAMPART_WIDGET_TARGET_URL, RAMPART_ENVIRONMENT_SANDBOX, &widget));
+    if (!rampart_widget_validation_is_valid(widget)) {
+        for (size_t i = 0; i < rampart_widget_validation_error_count(widget); i++) {
+            const char *issue = NULL, *path = NULL, *text = NULL;
+            CHECK("issue", rampart_widget_validation_error_at(widget, i, &issue, &path, &text, NULL, NULL));
+            fprintf(stderr, "widget option %s: %s (%s)\n", path, text, issue);
+        }
+        return 1;
+    }
+    char *widget_url = NULL, *signed_url = NULL;
+    CHECK("widget url", rampart_widget_build_url(widget, &widget_url));
+    CHECK("sign widget url", rampart_widget_sign_url(widget, secret_key, (uint64_t)time(NULL), &signed_url));
+    printf("widget URL: %s\n", widget_url);
+    printf("signed: %s\n", signed_url);
+    rampart_widget_validation_free(widget);
+
+    /* A problem with widget input is a status plus a stable code (here a mistyped address). */
+    const char *network = NULL, *kind = NULL;
+    rampart_status status2 = rampart_address_validate("bitcoin", "1BoatSLRHtKNngkdXEeobR76b53LETtpyU", false,
+                                                      &network, &kind);
+    char code2[64];
+    rampart_last_error_code(code2, sizeof code2);
+    printf("address check: %s (%s)\n", rampart_status_name(status2), status2 == RAMPART_OK ? kind : code2);
+
     /* Library strings are freed (and wiped) by rampart_string_free; the handle by _free. */
-    char *strings[] = {partner, secret_key, publishable_key, caller, qr_code, manual, code};
+    char *strings[] = {partner, secret_key, publishable_key, caller, qr_code, manual, code, widget_url, signed_url};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) rampart_string_free(strings[i]);
     rampart_service_free(service);
     return 0;

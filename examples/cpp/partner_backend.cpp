@@ -61,6 +61,24 @@ int main(int argc, char **argv) {
 
         service.disable_2fa(caller.str(), contact, app_code(setup.manual, 1).str());
         std::cout << "disabled: 2FA is " << (service.status_2fa(caller.str(), contact) ? "true" : "false") << ".\n";
+
+        // The purchase widget: validate options (JSON text), then the canonical URL.
+        const auto widget = rampart::WidgetValidation::validate(
+            std::string("{\"publicKey\":\"") + partner.publishable_key.str() +
+                "\",\"tokens\":\"btc\",\"receiveAddress\":{\"btc\":\"tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx\"},"
+                "\"amount\":\"50\"}",
+            RAMPART_WIDGET_TARGET_URL, RAMPART_ENVIRONMENT_SANDBOX);
+        for (const auto &issue : widget.errors()) std::cerr << issue.path << ": " << issue.message << "\n";
+        std::cout << "widget URL: " << widget.url().str() << "\n";
+
+        // Invalid options: the issues say what to fix; building a URL from them throws.
+        const auto bad = rampart::WidgetValidation::validate(R"({"environment":"sandbox","amount":"05"})");
+        for (const auto &issue : bad.errors()) std::cout << "widget issue: " << issue.code << " at " << issue.path << "\n";
+        try {
+            bad.url();
+        } catch (const rampart::Error &e) {
+            std::cout << "url of invalid options: " << e.name() << " (" << e.detail() << ")\n";
+        }
     } catch (const rampart::Error &e) {
         std::cerr << e.name() << " (" << e.code() << "): " << e.what() << "\n";
         return 1;

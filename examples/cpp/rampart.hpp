@@ -6,10 +6,12 @@
 
 #include <rampart.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace rampart {
 
@@ -17,23 +19,30 @@ namespace rampart {
 class Error : public std::runtime_error {
 public:
     explicit Error(rampart_status status)
-        : std::runtime_error(last_message()), status_(status), retry_after_(rampart_last_retry_after()) {}
+        : std::runtime_error(last_text(rampart_last_error_message)),
+          status_(status),
+          retry_after_(rampart_last_retry_after()),
+          detail_(last_text(rampart_last_error_code)) {}
 
     rampart_status status() const noexcept { return status_; }
     std::uint16_t code() const noexcept { return rampart_status_code(status_); }
     const char *name() const noexcept { return rampart_status_name(status_); }
     // Seconds to wait after RAMPART_STATUS_THROTTLED (the Retry-After header), else 0.
     std::uint64_t retry_after() const noexcept { return retry_after_; }
+    // The stable code: the status name, or the finer widget / URL / signature / address code
+    // ("signature_mismatch", "address_base58_checksum").
+    const std::string &detail() const noexcept { return detail_; }
 
 private:
-    static std::string last_message() {
-        std::string text(rampart_last_error_message(nullptr, 0), '\0');
-        rampart_last_error_message(text.data(), text.size() + 1);
+    static std::string last_text(std::size_t (*read)(char *, std::size_t)) {
+        std::string text(read(nullptr, 0), '\0');
+        read(text.data(), text.size() + 1);
         return text;
     }
 
     rampart_status status_;
     std::uint64_t retry_after_;
+    std::string detail_;
 };
 
 inline void check(rampart_status status) {
@@ -133,6 +142,78 @@ private:
         void operator()(rampart_service *p) const noexcept { rampart_service_free(p); }
     };
     std::unique_ptr<rampart_service, Free> handle_;
+};
+
+// One widget issue; the strings are copied out of the validation.
+struct WidgetIssue {
+    std::string code, path, message;
+};
+
+// Validated widget options (rampart_widget_validation): the issues, and for valid options
+// the canonical URL, a signed URL and the snippets. Immutable, so share it freely.
+class WidgetValidation {
+public:
+    // `options_json`: the options as JSON text. `environment`: RAMPART_ENVIRONMENT_* or
+    // RAMPART_WIDGET_NO_ENVIRONMENT. `config`: nullptr for the default configuration.
+    static WidgetValidation validate(const std::string &options_json,
+                                     rampart_widget_target target = RAMPART_WIDGET_TARGET_URL,
+                                     std::uint32_t environment = RAMPART_WIDGET_NO_ENVIRONMENT,
+                                     const rampart_widget_config *config = nullptr) {
+        rampart_widget_validation *handle = nullptr;
+        check(rampart_widget_validate(config, options_json.c_str(), static_cast<std::uint32_t>(target), environment,
+                                      &handle));
+        return WidgetValidation(handle);
+    }
+
+    bool valid() const noexcept { return rampart_widget_validation_is_valid(handle_.get()); }
+
+    std::vector<WidgetIssue> errors() const { return issues(rampart_widget_validation_error_count, rampart_widget_validation_error_at); }
+    std::vector<WidgetIssue> warnings() const {
+        return issues(rampart_widget_validation_warning_count, rampart_widget_validation_warning_at);
+    }
+
+    // Throws rampart::Error (detail() "options_invalid") when the options have errors.
+    String url() const {
+        char *out = nullptr;
+        check(rampart_widget_build_url(handle_.get(), &out));
+        return String(out);
+    }
+
+    String signed_url(const std::string &secret_key, std::uint64_t timestamp) const {
+        char *out = nullptr;
+        check(rampart_widget_sign_url(handle_.get(), secret_key.c_str(), timestamp, &out));
+        return String(out);
+    }
+
+    String iframe_snippet(std::uint32_t width = 0, std::uint32_t height = 0) const {
+        char *out = nullptr;
+        check(rampart_widget_iframe_snippet(handle_.get(), width, height, nullptr, false, &out));
+        return String(out);
+    }
+
+    const rampart_widget_validation *get() const noexcept { return handle_.get(); }
+
+private:
+    explicit WidgetValidation(rampart_widget_validation *handle) noexcept : handle_(handle) {}
+
+    using Count = std::size_t (*)(const rampart_widget_validation *);
+    using At = rampart_status (*)(const rampart_widget_validation *, std::size_t, const char **, const char **,
+                                  const char **, const char **, const char **);
+
+    std::vector<WidgetIssue> issues(Count count, At at) const {
+        std::vector<WidgetIssue> out;
+        for (std::size_t i = 0, n = count(handle_.get()); i < n; i++) {
+            const char *code = nullptr, *path = nullptr, *message = nullptr;
+            check(at(handle_.get(), i, &code, &path, &message, nullptr, nullptr));
+            out.push_back({code, path, message});
+        }
+        return out;
+    }
+
+    struct Free {
+        void operator()(rampart_widget_validation *p) const noexcept { rampart_widget_validation_free(p); }
+    };
+    std::unique_ptr<rampart_widget_validation, Free> handle_;
 };
 
 // The code an authenticator app shows for `secret` at `unix_time`.

@@ -11,6 +11,24 @@
 //! ```
 //!
 //! Token inputs are hex-encoded UTF-8 so white space, NULs and any other byte survive.
+//!
+//! With the argument `widget` it prints the widget and address vectors instead
+//! (`tests/vectors/widget/*.json`, `tests/vectors/addresses/*.json`) for `test_widget.c`. Text
+//! fields there are `x` followed by the hex of the UTF-8 bytes (`x` alone is empty), `-` for
+//! null or absent, `*` for "not checked"; a JSON field is its compact text with keys sorted,
+//! as the ABI writes JSON.
+//!
+//! ```text
+//! validate  NAME CONFIG TARGET ENV OPTIONS MODE URL NERRORS NWARNINGS   then the issues:
+//! issue     error|warning|parse  CODE PATH VALUE SUGGESTION
+//! parse     NAME CONFIG URL ERROR ENV OPTIONS_JSON CANONICAL NPARSE NERRORS NWARNINGS
+//! sign      NAME OPTIONS SECRET_KEY TIMESTAMP URL ERROR
+//! verify    NAME URL SECRET_KEY NOW MAX_AGE ERROR ENV OPTIONS_JSON
+//! script    NAME CONFIG TARGET ENV OPTIONS NONCE HTML ERROR
+//! iframe    NAME CONFIG TARGET ENV OPTIONS WIDTH HEIGHT TITLE LAZY HTML   (0: default size)
+//! csp       NAME CONFIG ENV JSON
+//! address   CHAIN ADDRESS ALLOW_TESTNET NETWORK KIND ERROR
+//! ```
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -43,6 +61,11 @@ fn one_line(s: &str) -> String {
 fn main() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors");
     let mut out = String::new();
+    if std::env::args().nth(1).as_deref() == Some("widget") {
+        widget::print(&dir, &mut out);
+        print!("{out}");
+        return;
+    }
 
     let hotp = read(&dir, "totp/rfc4226.json");
     let secret = secret_base32(&hotp);
@@ -78,4 +101,216 @@ fn main() {
         let _ = writeln!(out, "status\t{}\t{}\t{}\t{}", kind as u32, kind.code(), kind.name(), kind.message());
     }
     print!("{out}");
+}
+
+mod widget {
+    use std::fmt::Write as _;
+    use std::path::Path;
+
+    use serde_json::Value;
+
+    use super::{cases, read};
+
+    /// `x<hex>` for a string, `-` for null or absent.
+    fn hex(v: &Value) -> String {
+        match v {
+            Value::Null => "-".to_owned(),
+            Value::String(s) => x(s),
+            other => panic!("expected a string or null, got {other}"),
+        }
+    }
+
+    fn x(s: &str) -> String {
+        let mut out = String::from("x");
+        for b in s.bytes() {
+            let _ = write!(out, "{b:02x}");
+        }
+        out
+    }
+
+    /// A JSON value as compact text (keys sorted), hex-encoded; `-` for absent or null.
+    fn json(v: &Value) -> String {
+        if v.is_null() { "-".to_owned() } else { x(&v.to_string()) }
+    }
+
+    /// An optional text field: absent is "not checked", null "must be absent".
+    fn checked(c: &Value, key: &str) -> String {
+        c.as_object().and_then(|o| o.get(key)).map_or_else(|| "*".to_owned(), hex)
+    }
+
+    fn word(v: &Value) -> String {
+        v.as_str().map_or_else(|| "-".to_owned(), str::to_owned)
+    }
+
+    fn mode(v: &Value) -> String {
+        match v["kind"].as_str() {
+            None => "*".to_owned(),
+            Some("incomplete") => format!("incomplete:{}", word(&v["missing"])),
+            Some(kind) => kind.to_owned(),
+        }
+    }
+
+    fn list(v: &Value) -> &[Value] {
+        v.as_array().map_or(&[], Vec::as_slice)
+    }
+
+    fn issues(out: &mut String, severity: &str, v: &Value) {
+        for i in list(v) {
+            let _ = writeln!(
+                out,
+                "issue\t{severity}\t{}\t{}\t{}\t{}",
+                word(&i["code"]),
+                hex(&i["path"]),
+                checked(i, "value"),
+                checked(i, "suggestion")
+            );
+        }
+    }
+
+    fn config(file: &Value, c: &Value) -> String {
+        json(c.get("config").unwrap_or(&file["config"]))
+    }
+
+    fn count(v: &Value) -> String {
+        v.as_array().map_or_else(|| "*".to_owned(), |a| a.len().to_string())
+    }
+
+    pub(super) fn print(dir: &Path, out: &mut String) {
+        for name in ["widget/validate.json", "widget/build.json"] {
+            let file = read(dir, name);
+            for c in cases(&file) {
+                let errors = c.get("errors").cloned().unwrap_or(Value::Array(Vec::new()));
+                let warnings = c.get("warnings").cloned().unwrap_or(Value::Null);
+                let _ = writeln!(
+                    out,
+                    "validate\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                    hex(&c["name"]),
+                    config(&file, c),
+                    word(&c["target"]),
+                    word(&c["environment"]),
+                    json(&c["options"]),
+                    mode(&c["mode"]),
+                    hex(&c["url"]),
+                    count(&errors),
+                    count(&warnings)
+                );
+                issues(out, "error", &errors);
+                issues(out, "warning", &warnings);
+            }
+        }
+
+        let file = read(dir, "widget/parse.json");
+        for c in cases(&file) {
+            let validation = &c["validation"];
+            let _ = writeln!(
+                out,
+                "parse\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                hex(&c["name"]),
+                config(&file, c),
+                hex(&c["url"]),
+                word(&c["error"]),
+                word(&c["environment"]),
+                json(&c["options"]),
+                hex(&c["canonical"]),
+                list(&c["warnings"]).len(),
+                list(&validation["errors"]).len(),
+                list(&validation["warnings"]).len()
+            );
+            issues(out, "parse", &c["warnings"]);
+            issues(out, "error", &validation["errors"]);
+            issues(out, "warning", &validation["warnings"]);
+        }
+
+        for c in cases(&read(dir, "widget/sign.json")) {
+            match c["kind"].as_str() {
+                Some("sign") => {
+                    let _ = writeln!(
+                        out,
+                        "sign\t{}\t{}\t{}\t{}\t{}\t{}",
+                        hex(&c["name"]),
+                        json(&c["options"]),
+                        hex(&c["secretKey"]),
+                        c["timestamp"],
+                        hex(&c["url"]),
+                        word(&c["error"])
+                    );
+                }
+                _ => {
+                    let _ = writeln!(
+                        out,
+                        "verify\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                        hex(&c["name"]),
+                        hex(&c["url"]),
+                        hex(&c["secretKey"]),
+                        c["now"],
+                        c["maxAge"],
+                        word(&c["error"]),
+                        word(&c["environment"]),
+                        json(&c["options"])
+                    );
+                }
+            }
+        }
+
+        let file = read(dir, "widget/snippet.json");
+        for c in cases(&file) {
+            let name = hex(&c["name"]);
+            let config = config(&file, c);
+            let env = word(&c["environment"]);
+            match c["kind"].as_str() {
+                Some("script") => {
+                    let target = c["target"].as_str().unwrap_or("script");
+                    let _ = writeln!(
+                        out,
+                        "script\t{name}\t{config}\t{target}\t{env}\t{}\t{}\t{}\t{}",
+                        json(&c["options"]),
+                        hex(&c["nonce"]),
+                        hex(&c["html"]),
+                        word(&c["error"])
+                    );
+                }
+                Some("iframe") => {
+                    let f = &c["iframe"];
+                    let _ = writeln!(
+                        out,
+                        "iframe\t{name}\t{config}\t{}\t{env}\t{}\t{}\t{}\t{}\t{}\t{}",
+                        c["target"].as_str().unwrap_or("url"),
+                        json(&c["options"]),
+                        f["width"].as_u64().unwrap_or(0),
+                        f["height"].as_u64().unwrap_or(0),
+                        hex(&f["title"]),
+                        u8::from(f["lazy"].as_bool().unwrap_or(false)),
+                        hex(&c["html"])
+                    );
+                }
+                _ => {
+                    let expect = serde_json::json!({
+                        "frameSrc": c["frameSrc"], "scriptSrc": c["scriptSrc"], "header": c["header"]
+                    });
+                    let _ = writeln!(out, "csp\t{name}\t{config}\t{env}\t{}", json(&expect));
+                }
+            }
+        }
+
+        let mut names: Vec<_> = std::fs::read_dir(dir.join("addresses"))
+            .expect("tests/vectors/addresses")
+            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            .filter(|n| n.ends_with(".json"))
+            .collect();
+        names.sort();
+        for name in names {
+            for c in cases(&read(dir, &format!("addresses/{name}"))) {
+                let _ = writeln!(
+                    out,
+                    "address\t{}\t{}\t{}\t{}\t{}\t{}",
+                    word(&c["chain"]),
+                    hex(&c["address"]),
+                    u8::from(c["allow_testnet"].as_bool().unwrap_or(false)),
+                    word(&c["network"]),
+                    word(&c["kind"]),
+                    word(&c["error"])
+                );
+            }
+        }
+    }
 }

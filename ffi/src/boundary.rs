@@ -21,32 +21,77 @@ struct LastError {
     message: String,
     cause: String,
     retry_after: u64,
+    code: String,
 }
 
 thread_local! {
     static LAST_ERROR: RefCell<LastError> = RefCell::new(LastError::default());
 }
 
+/// A failure that is not one of the core's error kinds: a widget, URL, signature, snippet,
+/// configuration or address problem, reported as `status` with its own stable `code`.
+#[derive(Debug)]
+pub(crate) struct Coded {
+    pub(crate) status: rampart_status,
+    pub(crate) code: &'static str,
+    pub(crate) message: &'static str,
+}
+
+/// Why a call failed: a core error (its code is the kind's name) or a [`Coded`] failure.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    Error(Error),
+    Coded(Coded),
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Self {
+        Failure::Error(error)
+    }
+}
+
+impl From<Coded> for Failure {
+    fn from(coded: Coded) -> Self {
+        Failure::Coded(coded)
+    }
+}
+
 /// Run a status-returning body: `Ok` is `RAMPART_OK`, an error its kind's status, a panic
 /// `RAMPART_STATUS_PANIC`. The thread's last error is updated either way.
 pub(crate) fn status_call(body: impl FnOnce() -> Result<(), Error>) -> rampart_status {
+    coded_call(|| body().map_err(Failure::Error))
+}
+
+/// [`status_call`] for bodies that may also fail with a [`Coded`] failure.
+pub(crate) fn coded_call(body: impl FnOnce() -> Result<(), Failure>) -> rampart_status {
     match panic::catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => {
             set_last_error(|last| {
                 last.message.clear();
                 last.cause.clear();
                 last.retry_after = 0;
+                last.code.clear();
             });
             rampart_status::RAMPART_OK
         }
-        Ok(Err(error)) => {
+        Ok(Err(Failure::Error(error))) => {
             let status = rampart_status::from_kind(error.kind());
             set_last_error(|last| {
                 last.message = error.message().to_owned();
                 last.cause = cause_chain(&error);
                 last.retry_after = error.retry_after().unwrap_or(0);
+                last.code = error.kind().name().to_owned();
             });
             status
+        }
+        Ok(Err(Failure::Coded(coded))) => {
+            set_last_error(|last| {
+                last.message = coded.message.to_owned();
+                last.cause.clear();
+                last.retry_after = 0;
+                last.code = coded.code.to_owned();
+            });
+            coded.status
         }
         Err(payload) => {
             let what = panic_text(payload.as_ref());
@@ -54,6 +99,7 @@ pub(crate) fn status_call(body: impl FnOnce() -> Result<(), Error>) -> rampart_s
                 last.message = ErrorKind::Internal.message().to_owned();
                 last.cause = format!("panic caught at the C boundary: {what}");
                 last.retry_after = 0;
+                last.code = "panic".to_owned();
             });
             rampart_status::RAMPART_STATUS_PANIC
         }
@@ -79,6 +125,18 @@ pub(crate) fn with_last_error<T>(fallback: T, read: impl FnOnce(&str, &str, u64)
     LAST_ERROR
         .try_with(|cell| match cell.try_borrow() {
             Ok(last) => Some(read(&last.message, &last.cause, last.retry_after)),
+            Err(_) => None,
+        })
+        .ok()
+        .flatten()
+        .unwrap_or(fallback)
+}
+
+/// The stable code of the last failure on this thread (empty after success).
+pub(crate) fn with_last_error_code<T>(fallback: T, read: impl FnOnce(&str) -> T) -> T {
+    LAST_ERROR
+        .try_with(|cell| match cell.try_borrow() {
+            Ok(last) => Some(read(&last.code)),
             Err(_) => None,
         })
         .ok()

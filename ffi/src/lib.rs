@@ -23,8 +23,9 @@
 //!   (Built with `panic = "abort"` a panic would abort instead; the shipped profiles unwind.)
 //! - A service handle is thread-safe: share one across threads.
 //!
-//! The widget functions (validation, URLs, signing, snippets) will live in a `widget` module
-//! next to these, over the core's widget module, with their own opaque result handle.
+//! - Widget, URL, signature, snippet, widget configuration and address problems are not error
+//!   kinds of the core: they come back as a status (mostly `RAMPART_STATUS_INVALID_INPUT`) with
+//!   the core's stable code in `rampart_last_error_code` (`widget.rs`).
 
 // The exported names are the C names.
 #![allow(non_camel_case_types)]
@@ -38,8 +39,13 @@ pub mod service;
 
 pub mod totp;
 
+pub mod widget;
+
 mod boundary;
 
 pub use service::{rampart_clock_fn, rampart_config, rampart_environment, rampart_service};
 pub use status::rampart_status;
-pub use totp::rampart_token_kind;
+pub use totp::{rampart_token_kind, rampart_totp_secret};
+pub use widget::{
+    rampart_widget_config, rampart_widget_mode, rampart_widget_part, rampart_widget_target, rampart_widget_validation,
+};

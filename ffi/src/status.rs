@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use rampart_core::ErrorKind;
 
-use crate::boundary::{value_call, with_last_error};
+use crate::boundary::{value_call, with_last_error, with_last_error_code};
 pub use crate::status_enum::rampart_status;
 
 /// Numbers that are not a status.
@@ -141,6 +141,26 @@ pub unsafe extern "C" fn rampart_last_error_cause(buf: *mut c_char, buf_len: usi
     value_call(0, || {
         // SAFETY: forwarded contract.
         with_last_error(0, |_, cause, _| unsafe { copy_out(cause, buf, buf_len) })
+    })
+}
+
+/// The stable snake_case code of the last call on this thread that did not return
+/// `RAMPART_OK`: the error kind's name for the 2FA statuses (`"token_failed"`, the same as
+/// `rampart_status_name`), `"panic"`, or, for the widget, URL, signature, snippet, widget
+/// configuration and address functions, the finer code of the core (`"signature_mismatch"`,
+/// `"url_unknown_root"`, `"address_base58_checksum"`, `"config_root_not_https"`, ...), which
+/// those report under a shared status such as `RAMPART_STATUS_INVALID_INPUT`. Empty after a
+/// call that returned `RAMPART_OK`. Codes are stable; match on them, not on messages.
+///
+/// Same buffer rules and threading as `rampart_last_error_message`.
+///
+/// # Safety
+/// `buf` is NULL or valid for writes of `buf_len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_last_error_code(buf: *mut c_char, buf_len: usize) -> usize {
+    value_call(0, || {
+        // SAFETY: forwarded contract.
+        with_last_error_code(0, |code| unsafe { copy_out(code, buf, buf_len) })
     })
 }
 

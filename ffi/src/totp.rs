@@ -5,10 +5,10 @@ use std::ffi::c_char;
 
 use rampart_core::Error;
 use rampart_core::token::Token;
-use rampart_core::totp::{self, Secret};
+use rampart_core::totp::{self, PreparedSecret, Secret};
 use zeroize::Zeroizing;
 
-use crate::boundary::{Out, status_call, str_arg, token_arg};
+use crate::boundary::{Out, non_null, status_call, str_arg, token_arg, value_call};
 use crate::status::rampart_status;
 use crate::strings::{Pending, secret_string};
 
@@ -183,6 +183,101 @@ pub unsafe extern "C" fn rampart_totp_verify(
     })
 }
 
+/// A TOTP secret decoded once, for callers that verify many codes against the same secret
+/// (`rampart_totp_verify` decodes the base32 text on every call). Opaque and immutable: share
+/// it between threads. Made by `rampart_totp_secret_from_base32`, freed (its key material
+/// zeroed) by `rampart_totp_secret_free`.
+pub struct rampart_totp_secret {
+    /// The core's HMAC-SHA1 keyed once (inner and outer states kept, so a candidate costs two
+    /// SHA-1 blocks instead of four). It is key material, wiped on free.
+    prepared: PreparedSecret,
+}
+
+// The key material is never printed.
+impl std::fmt::Debug for rampart_totp_secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("rampart_totp_secret(<redacted>)")
+    }
+}
+
+/// Decode a base32 secret (as for `rampart_totp_code_at`) into a handle.
+///
+/// Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL, not base32, wrong length, NULL out-pointer).
+/// Ownership: the text is not kept; on success `*out_secret` receives a handle freed with
+/// `rampart_totp_secret_free`. Thread-safe.
+///
+/// # Safety
+/// `secret` is NULL or NUL-terminated; `out_secret` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_totp_secret_from_base32(
+    secret: *const c_char,
+    out_secret: *mut *mut rampart_totp_secret,
+) -> rampart_status {
+    status_call(|| {
+        // SAFETY: the contract above.
+        let secret = unsafe { secret_arg(secret) }?;
+        let out = Out::new(out_secret, "out_secret")?;
+        let prepared = PreparedSecret::new(&secret);
+        // SAFETY: checked writable out-pointer.
+        unsafe { out.write(Box::into_raw(Box::new(rampart_totp_secret { prepared }))) };
+        Ok(())
+    })
+}
+
+/// Free a secret handle, zeroing the secret's bytes first. NULL is a no-op.
+///
+/// # Safety
+/// `secret` is NULL or a live handle not used by another thread during the call, freed once.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_totp_secret_free(secret: *mut rampart_totp_secret) {
+    value_call((), || {
+        if !secret.is_null() {
+            // SAFETY: the caller's contract: a `Box::into_raw` handle, freed once.
+            let mut handle = unsafe { Box::from_raw(secret) };
+            // SAFETY: the HMAC state is plain bytes and integers (no pointers, no drop glue
+            // that reads it), and all zeros is a valid state for the drop that follows.
+            unsafe { zeroize::zeroize_flat_type(&mut handle.prepared) };
+        }
+    })
+}
+
+/// `rampart_totp_verify` with a decoded secret: the same outcome, errors and outputs, without
+/// decoding base32, keying the HMAC or allocating. Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL `secret` or
+/// `out_accepted`, window over 2). Thread-safe; one handle may serve any number of threads.
+///
+/// # Safety
+/// `secret` is NULL or a live handle; `token` NULL or NUL-terminated; out-pointers NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_totp_verify_secret(
+    secret: *const rampart_totp_secret,
+    token: *const c_char,
+    unix_time: u64,
+    window: u8,
+    out_accepted: *mut bool,
+    out_step: *mut u64,
+) -> rampart_status {
+    status_call(|| {
+        let secret = non_null(secret, "secret")?;
+        // SAFETY: non-NULL, and the caller guarantees a live handle and a string or NULL.
+        let (prepared, token) = unsafe { (&secret.as_ref().prepared, token_arg(token)) };
+        if window > totp::MAX_WINDOW {
+            return Err(Error::invalid_input("window", "must be 0, 1 or 2"));
+        }
+        let out_accepted = Out::new(out_accepted, "out_accepted")?;
+        let out_step = Out::optional(out_step);
+        let step = prepared.verify(token, unix_time, window);
+        // SAFETY: checked writable out-pointers.
+        unsafe {
+            out_accepted.write(step.is_some());
+            if let Some(out) = out_step {
+                out.write(step.unwrap_or(0));
+            }
+        }
+        Ok(())
+    })
+}
+
 /// Read a token the way every 2FA call reads it: trim ASCII white space, allow one space or
 /// hyphen between the third and fourth digit, then exactly six ASCII digits. Handy to tell a
 /// missing token from a present one before calling the service.
@@ -222,4 +317,32 @@ pub unsafe extern "C" fn rampart_token_parse(
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The prepared verify gives exactly the core's answer: secrets of every allowed length,
+    /// times around zero and far out, every window, the codes of nearby steps and wrong ones.
+    #[test]
+    fn prepared_verify_agrees_with_the_core() {
+        for len in [16usize, 20, 32, 64] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 37 + len) as u8).collect();
+            let secret = Secret::from_bytes(bytes).unwrap();
+            let prepared = PreparedSecret::new(&secret);
+            for time in [0u64, 29, 30, 59, 1_111_111_109, 1_700_000_000, u64::MAX - 10] {
+                for offset in [-3i64, -2, -1, 0, 1, 2, 3] {
+                    let at = time.saturating_add_signed(offset * 30);
+                    let code = totp::code_at(&secret, at);
+                    for token in [code.as_str(), "000000", "123456", "12345", ""] {
+                        for window in 0..=3u8 {
+                            let want = totp::verify(&secret, Token::parse(token), time, window);
+                            assert_eq!(prepared.verify(Token::parse(token), time, window), want);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

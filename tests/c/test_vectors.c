@@ -64,6 +64,16 @@ static void check_totp(char **f) {
     assert(!accepted && matched == 0);
     OK(rampart_totp_verify(f[1], f[4], t + 30, 1, &accepted, &matched));
     assert(accepted && matched == step);
+    /* the same through a secret handle decoded once */
+    rampart_totp_secret *secret = NULL;
+    OK(rampart_totp_secret_from_base32(f[1], &secret));
+    OK(rampart_totp_verify_secret(secret, f[4], t, 0, &accepted, &matched));
+    assert(accepted && matched == step);
+    OK(rampart_totp_verify_secret(secret, f[4], t + 30, 0, &accepted, &matched));
+    assert(!accepted && matched == 0);
+    OK(rampart_totp_verify_secret(secret, f[4], t + 30, 1, &accepted, &matched));
+    assert(accepted && matched == step);
+    rampart_totp_secret_free(secret);
     totp_cases++;
 }
 

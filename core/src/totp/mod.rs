@@ -110,6 +110,7 @@ pub const fn step_at(unix_time: u64) -> u64 {
 }
 
 /// A keyed HMAC-SHA1 ready to be cloned per counter, so the key schedule runs once.
+#[derive(Clone)]
 struct Hotp(HmacSha1);
 
 impl Hotp {
@@ -153,9 +154,12 @@ pub fn verify(secret: &Secret, token: Token, unix_time: u64, window: u8) -> Opti
 }
 
 pub(crate) fn verify_code(secret: &[u8], code: Code, unix_time: u64, window: u8) -> Option<u64> {
+    verify_keyed(&Hotp::new(secret), code, unix_time, window)
+}
+
+fn verify_keyed(hotp: &Hotp, code: Code, unix_time: u64, window: u8) -> Option<u64> {
     let w = u64::from(window.min(MAX_WINDOW));
     let t = step_at(unix_time);
-    let hotp = Hotp::new(secret);
     let mut found = subtle::Choice::from(0);
     let mut matched = 0u64;
     // Candidates below step 0 or above u64::MAX do not exist; which ones exist depends only
@@ -166,6 +170,33 @@ pub(crate) fn verify_code(secret: &[u8], code: Code, unix_time: u64, window: u8)
         found |= hit;
     }
     if bool::from(found) { Some(matched) } else { None }
+}
+
+/// A secret keyed once, for callers that verify many codes against the same secret (a C
+/// caller holding a handle, say): [`verify`](PreparedSecret::verify) then skips the HMAC key
+/// schedule and allocates nothing. It holds key material and never prints it.
+#[derive(Clone)]
+pub struct PreparedSecret(Hotp);
+
+impl PreparedSecret {
+    /// Key the HMAC for `secret`.
+    pub fn new(secret: &Secret) -> Self {
+        Self(Hotp::new(secret.as_bytes()))
+    }
+
+    /// Exactly [`verify`] for the secret this was made from.
+    pub fn verify(&self, token: Token, unix_time: u64, window: u8) -> Option<u64> {
+        match token {
+            Token::Code(code) => verify_keyed(&self.0, code, unix_time, window),
+            Token::Missing | Token::Malformed => None,
+        }
+    }
+}
+
+impl fmt::Debug for PreparedSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PreparedSecret(<redacted>)")
+    }
 }
 
 /// A freshly generated secret with everything a user needs to enrol it.
@@ -206,6 +237,23 @@ mod tests {
 
     fn rfc_secret() -> Secret {
         Secret::from_bytes(b"12345678901234567890".to_vec()).unwrap()
+    }
+
+    #[test]
+    fn prepared_secret_answers_as_verify() {
+        let secret = rfc_secret();
+        let prepared = PreparedSecret::new(&secret);
+        assert_eq!(format!("{prepared:?}"), "PreparedSecret(<redacted>)");
+        for t in [0u64, 59, 1_111_111_109, 2_000_000_000, u64::MAX] {
+            for at in [t.saturating_sub(60), t.saturating_sub(30), t, t.saturating_add(30), t.saturating_add(60)] {
+                for token in [code_at(&secret, at).as_str(), "000000", "12345", ""] {
+                    for window in 0..=3 {
+                        let want = verify(&secret, Token::parse(token), t, window);
+                        assert_eq!(prepared.verify(Token::parse(token), t, window), want, "{t} {at} {window}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,0 +1,74 @@
+"""Rampart's exceptions: one base, one subclass per family.
+
+Every error carries ``code`` (HTTP-style int), ``kind`` (the stable name, for example
+``"token_failed"``; several kinds share a code) and ``message`` (the fixed text).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+
+class RampartError(Exception):
+    """Base of every Rampart error."""
+
+    code: int = 500
+    kind: str = "internal"
+    message: str = ""
+    retry_after: Optional[int] = None
+
+    def __init__(self, message: str, code: int = 500, kind: str = "internal", retry_after: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.kind = kind
+        self.retry_after = retry_after
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (type(self), (self.message, self.code, self.kind, self.retry_after))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code}, kind={self.kind!r}, message={self.message!r})"
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InvalidInputError(RampartError):
+    """400 (and 413): an argument breaks a rule; the message names it."""
+
+
+class AuthenticationError(RampartError):
+    """401: ``unauthorized`` (bad credentials), ``token_missing`` or ``token_failed``."""
+
+
+class ConflictError(RampartError):
+    """403/409: the contact's 2FA state does not allow the call."""
+
+
+class LockedError(RampartError):
+    """423: too many failures; an operator must call ``reset_lock``."""
+
+
+class ThrottledError(RampartError):
+    """429: attempts are refused for ``retry_after`` seconds."""
+
+
+class NotFoundError(RampartError):
+    """404: no such partner."""
+
+
+class StorageError(RampartError):
+    """500: the store failed; the operation did not succeed (fail closed)."""
+
+
+class ConfigError(RampartError):
+    """500: invalid settings, or a closed service."""
+
+
+class WidgetError(RampartError):
+    """400: a widget URL, configuration or snippet call failed as a whole; ``kind`` is its code."""
+
+
+class SignatureError(WidgetError):
+    """400: a URL could not be signed, or its signature does not verify."""

@@ -1,0 +1,20 @@
+//! `rampart._rampart`: the Python binding of rampart-core. The public face is the `rampart`
+//! package (`python/rampart/`), which re-exports everything here and holds the exception
+//! classes and the type stubs.
+
+mod convert;
+mod errors;
+mod service;
+mod totp;
+mod widget;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _rampart(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    service::register(m)?;
+    totp::register(m)?;
+    widget::register(m)?;
+    Ok(())
+}

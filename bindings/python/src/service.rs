@@ -1,0 +1,583 @@
+//! `rampart.Service`: the 2FA lifecycle, partners, widget settings and operator actions over a
+//! store. Every call that touches storage runs with the GIL released.
+
+use std::path::PathBuf;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use pyo3::prelude::*;
+use rampart_core::{
+    AuthMethod, Clock, Config, Environment, Error, KeyRing, MemoryStore, PartnerCredentials as CoreCredentials,
+    Service as CoreService, SqliteStore, Store, Verification,
+};
+
+use crate::convert::{contact_arg, environment_arg, partner_arg, py_repr, token_arg};
+use crate::errors::Raise;
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Service>()?;
+    m.add_class::<ManualClock>()?;
+    m.add_class::<TwoFactorSetup>()?;
+    m.add_class::<PartnerCredentials>()?;
+    m.add_class::<Partner>()?;
+    m.add_class::<Authenticated>()?;
+    m.add_class::<AuditEvent>()?;
+    Ok(())
+}
+
+/// A clock the caller moves by hand (tests, simulations). Shared with the service, so
+/// `clock.advance(30)` is seen by the next call.
+#[pyclass(frozen, module = "rampart")]
+pub(crate) struct ManualClock(Arc<rampart_core::ManualClock>);
+
+#[pymethods]
+impl ManualClock {
+    #[new]
+    #[pyo3(signature = (now = 0))]
+    fn new(now: u64) -> Self {
+        Self(Arc::new(rampart_core::ManualClock::new(now)))
+    }
+
+    /// The current Unix time in seconds.
+    #[getter]
+    fn now(&self) -> u64 {
+        self.0.now()
+    }
+
+    fn set(&self, now: u64) {
+        self.0.set(now);
+    }
+
+    fn advance(&self, seconds: u64) {
+        self.0.advance(seconds);
+    }
+
+    fn __repr__(&self) -> String {
+        format!("ManualClock(now={})", self.0.now())
+    }
+}
+
+/// What `create_2fa` hands to the user: show `qr_code` (an `<img src>`) or `manual`.
+#[pyclass(frozen, module = "rampart")]
+pub(crate) struct TwoFactorSetup {
+    #[pyo3(get)]
+    qr_code: String,
+    #[pyo3(get)]
+    manual: String,
+    #[pyo3(get)]
+    uri: String,
+}
+
+#[pymethods]
+impl TwoFactorSetup {
+    fn __repr__(&self) -> &'static str {
+        "TwoFactorSetup(<redacted>)"
+    }
+}
+
+/// A new partner's (or rotated) keys. The secret key is shown only here; the repr hides it.
+#[pyclass(frozen, module = "rampart")]
+pub(crate) struct PartnerCredentials {
+    #[pyo3(get)]
+    partner_id: String,
+    #[pyo3(get)]
+    secret_key: String,
+    #[pyo3(get)]
+    publishable_key: String,
+    #[pyo3(get)]
+    environment: &'static str,
+}
+
+impl From<CoreCredentials> for PartnerCredentials {
+    fn from(c: CoreCredentials) -> Self {
+        Self {
+            partner_id: c.partner_id.to_string(),
+            secret_key: c.secret_key.expose().to_owned(),
+            publishable_key: c.publishable_key,
+            environment: c.environment.as_str(),
+        }
+    }
+}
+
+#[pymethods]
+impl PartnerCredentials {
+    fn __repr__(&self) -> String {
+        format!(
+            "PartnerCredentials(partner_id='{}', secret_key=<redacted>, publishable_key='{}', environment='{}')",
+            self.partner_id, self.publishable_key, self.environment
+        )
+    }
+}
+
+/// A partner as stored (no key material but the publishable key).
+#[pyclass(frozen, eq, module = "rampart")]
+#[derive(PartialEq)]
+pub(crate) struct Partner {
+    #[pyo3(get)]
+    id: String,
+    #[pyo3(get)]
+    name: String,
+    #[pyo3(get)]
+    environment: &'static str,
+    #[pyo3(get)]
+    publishable_key: String,
+    #[pyo3(get)]
+    widget_text: Option<String>,
+    #[pyo3(get)]
+    widget_button_url: Option<String>,
+    #[pyo3(get)]
+    two_factor_waived: bool,
+}
+
+#[pymethods]
+impl Partner {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "Partner(id='{}', name={}, environment='{}', two_factor_waived={})",
+            self.id,
+            py_repr(py, &self.name),
+            self.environment,
+            if self.two_factor_waived { "True" } else { "False" }
+        )
+    }
+}
+
+/// Who a bearer value authenticated, and how (`"secret_key"` or `"legacy_jwt"`).
+#[pyclass(frozen, eq, module = "rampart")]
+#[derive(PartialEq)]
+pub(crate) struct Authenticated {
+    #[pyo3(get)]
+    partner_id: String,
+    #[pyo3(get)]
+    method: &'static str,
+}
+
+#[pymethods]
+impl Authenticated {
+    fn __repr__(&self) -> String {
+        format!("Authenticated(partner_id='{}', method='{}')", self.partner_id, self.method)
+    }
+}
+
+/// One operator action from the audit log.
+#[pyclass(frozen, eq, module = "rampart")]
+#[derive(PartialEq)]
+pub(crate) struct AuditEvent {
+    #[pyo3(get)]
+    at: u64,
+    #[pyo3(get)]
+    operator: String,
+    #[pyo3(get)]
+    action: String,
+    #[pyo3(get)]
+    partner_id: String,
+    #[pyo3(get)]
+    contact_id: Option<String>,
+}
+
+#[pymethods]
+impl AuditEvent {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "AuditEvent(at={}, operator={}, action='{}', partner_id='{}', contact_id={})",
+            self.at,
+            py_repr(py, &self.operator),
+            self.action,
+            self.partner_id,
+            self.contact_id.as_ref().map_or("None".to_owned(), |c| format!("'{c}'"))
+        )
+    }
+}
+
+/// `<db>.key`, beside the database (as the example server and the C ABI do).
+fn key_path(db: &std::path::Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".key");
+    PathBuf::from(name)
+}
+
+/// Rampart over a SQLite file (or, with no path, an in-memory store).
+///
+/// Thread-safe: share one instance between threads. A context manager: leaving the `with`
+/// block closes it, after which every call raises `ConfigError`.
+#[pyclass(frozen, module = "rampart")]
+pub(crate) struct Service {
+    inner: RwLock<Option<Arc<CoreService>>>,
+    path: Option<PathBuf>,
+}
+
+impl Service {
+    fn get(&self) -> PyResult<Arc<CoreService>> {
+        let guard = self.inner.read().unwrap_or_else(PoisonError::into_inner);
+        guard.clone().ok_or_else(|| crate::errors::to_py(Error::config("the service is closed")))
+    }
+
+    /// Runs `f` on the service with the GIL released.
+    fn call<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&CoreService) -> Result<T, Error> + Send) -> PyResult<T> {
+        let service = self.get()?;
+        py.allow_threads(move || f(&service)).or_raise()
+    }
+}
+
+#[pymethods]
+impl Service {
+    #[new]
+    #[pyo3(signature = (
+        path = None, *, service_name = "Rampart", environment = "sandbox", window = 1, throttling = true,
+        pending_ttl_secs = 600, master_key = None, master_key_id = 1, jwt_secret = None, clock = None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        path: Option<PathBuf>,
+        service_name: &str,
+        environment: &str,
+        window: u8,
+        throttling: bool,
+        pending_ttl_secs: u64,
+        master_key: Option<Vec<u8>>,
+        master_key_id: u32,
+        jwt_secret: Option<Vec<u8>>,
+        clock: Option<&ManualClock>,
+    ) -> PyResult<Self> {
+        let environment = environment_arg(environment)?;
+        let config = Config {
+            service_name: service_name.to_owned(),
+            environment,
+            window,
+            pending_ttl_secs,
+            throttling,
+            jwt_secret: jwt_secret.map(Into::into),
+            ..Config::default()
+        };
+        let given = match master_key {
+            Some(bytes) => {
+                let key: &[u8; 32] = bytes
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| Error::config("master key must be exactly 32 bytes"))
+                    .or_raise()?;
+                Some(KeyRing::new(master_key_id, key))
+            }
+            None if environment == Environment::Production => {
+                return Err(Error::config("production refuses to start without a master key")).or_raise();
+            }
+            None => None,
+        };
+        // Check every setting first, so a bad config never creates files.
+        CoreService::builder(MemoryStore::new())
+            .master_keys(KeyRing::new(0, &[0; 32]))
+            .config(config.clone())
+            .build()
+            .or_raise()?;
+        let clock: Option<Arc<dyn Clock>> = clock.map(|c| c.0.clone() as Arc<dyn Clock>);
+        let db = path.clone();
+        let service = py
+            .allow_threads(move || -> Result<CoreService, Error> {
+                let (store, keys): (Arc<dyn Store>, KeyRing) = match &db {
+                    Some(db) => {
+                        let store = SqliteStore::open(db)
+                            .map_err(|e| Error::config("cannot open the database").with_cause(e))?;
+                        let keys = match given {
+                            Some(k) => k,
+                            None => KeyRing::load_or_generate(&key_path(db))?,
+                        };
+                        (Arc::new(store), keys)
+                    }
+                    None => (
+                        Arc::new(MemoryStore::new()),
+                        match given {
+                            Some(k) => k,
+                            None => KeyRing::generate()?,
+                        },
+                    ),
+                };
+                let mut builder = CoreService::builder_shared(store).master_keys(keys).config(config);
+                if let Some(clock) = clock {
+                    builder = builder.clock(clock);
+                }
+                builder.build()
+            })
+            .or_raise()?;
+        Ok(Self { inner: RwLock::new(Some(Arc::new(service))), path })
+    }
+
+    /// The database path, or None for an in-memory service.
+    #[getter]
+    fn path(&self) -> Option<PathBuf> {
+        self.path.clone()
+    }
+
+    #[getter]
+    fn environment(&self) -> PyResult<&'static str> {
+        Ok(self.get()?.config().environment.as_str())
+    }
+
+    #[getter]
+    fn service_name(&self) -> PyResult<String> {
+        Ok(self.get()?.config().service_name.clone())
+    }
+
+    #[getter]
+    fn window(&self) -> PyResult<u8> {
+        Ok(self.get()?.config().window)
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.read().unwrap_or_else(PoisonError::into_inner).is_none()
+    }
+
+    /// Release the store. Calls already running finish first; later ones raise.
+    fn close(&self, py: Python<'_>) {
+        let taken = self.inner.write().unwrap_or_else(PoisonError::into_inner).take();
+        // Dropping the last reference closes SQLite connections: do it without the GIL.
+        py.allow_threads(move || drop(taken));
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (exc_type, exc, traceback))]
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exc_type: &Bound<'_, PyAny>,
+        exc: &Bound<'_, PyAny>,
+        traceback: &Bound<'_, PyAny>,
+    ) -> bool {
+        let _ = (exc_type, exc, traceback);
+        self.close(py);
+        false
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let place = self.path.as_ref().map_or("memory".to_owned(), |p| py_repr(py, &p.display().to_string()));
+        match self.inner.read().unwrap_or_else(PoisonError::into_inner).as_ref() {
+            Some(s) => format!("Service({place}, environment='{}')", s.config().environment.as_str()),
+            None => format!("Service({place}, closed)"),
+        }
+    }
+
+    /// Whether the store answers.
+    fn ping(&self, py: Python<'_>) -> PyResult<()> {
+        self.call(py, |s| s.ping())
+    }
+
+    // ---- partners ----
+
+    #[pyo3(signature = (name, environment = None))]
+    fn create_partner(&self, py: Python<'_>, name: String, environment: Option<&str>) -> PyResult<PartnerCredentials> {
+        let env = match environment {
+            Some(e) => environment_arg(e)?,
+            None => self.get()?.config().environment,
+        };
+        self.call(py, move |s| s.create_partner(&name, env)).map(Into::into)
+    }
+
+    #[pyo3(signature = (partner_id, *, operator))]
+    fn rotate_keys(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        operator: String,
+    ) -> PyResult<PartnerCredentials> {
+        let p = partner_arg(partner_id)?;
+        self.call(py, move |s| s.rotate_keys(&operator, &p)).map(Into::into)
+    }
+
+    fn partner(&self, py: Python<'_>, partner_id: &Bound<'_, PyAny>) -> PyResult<Partner> {
+        let p = partner_arg(partner_id)?;
+        let r = self.call(py, move |s| s.partner(&p))?;
+        Ok(Partner {
+            id: r.id.to_string(),
+            name: r.name,
+            environment: r.environment.as_str(),
+            publishable_key: r.publishable_key,
+            widget_text: r.widget_text,
+            widget_button_url: r.widget_button_url,
+            two_factor_waived: r.two_factor_waived,
+        })
+    }
+
+    fn partner_count(&self, py: Python<'_>) -> PyResult<u64> {
+        self.call(py, |s| s.partner_count())
+    }
+
+    /// Authenticate a secret key (or legacy JWT); an `Authorization` header value
+    /// (`"Bearer sk_..."`) is accepted too.
+    fn authenticate(&self, py: Python<'_>, bearer: String) -> PyResult<Authenticated> {
+        let a = self.call(py, move |s| {
+            let value = rampart_core::partner::bearer_token(&bearer).unwrap_or(&bearer);
+            s.authenticate(value)
+        })?;
+        let method = match a.method {
+            AuthMethod::SecretKey => "secret_key",
+            AuthMethod::LegacyJwt => "legacy_jwt",
+        };
+        Ok(Authenticated { partner_id: a.partner_id.to_string(), method })
+    }
+
+    fn set_widget_text(&self, py: Python<'_>, partner_id: &Bound<'_, PyAny>, text: String) -> PyResult<String> {
+        let p = partner_arg(partner_id)?;
+        self.call(py, move |s| s.set_widget_text(&p, &text))
+    }
+
+    fn widget_text(&self, py: Python<'_>, partner_id: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+        let p = partner_arg(partner_id)?;
+        self.call(py, move |s| s.widget_text(&p))
+    }
+
+    fn set_widget_button_url(&self, py: Python<'_>, partner_id: &Bound<'_, PyAny>, url: String) -> PyResult<String> {
+        let p = partner_arg(partner_id)?;
+        self.call(py, move |s| s.set_widget_button_url(&p, &url))
+    }
+
+    fn widget_button_url(&self, py: Python<'_>, partner_id: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+        let p = partner_arg(partner_id)?;
+        self.call(py, move |s| s.widget_button_url(&p))
+    }
+
+    #[pyo3(signature = (partner_id, waived, *, operator))]
+    fn set_2fa_waiver(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        waived: bool,
+        operator: String,
+    ) -> PyResult<()> {
+        let p = partner_arg(partner_id)?;
+        self.call(py, move |s| s.set_2fa_waiver(&operator, &p, waived))
+    }
+
+    // ---- the 2FA lifecycle ----
+
+    #[pyo3(signature = (partner_id, contact_id, issuer = None, *, label = None))]
+    fn create_2fa(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        contact_id: &Bound<'_, PyAny>,
+        issuer: Option<String>,
+        label: Option<String>,
+    ) -> PyResult<TwoFactorSetup> {
+        let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
+        let setup = self.call(py, move |s| {
+            let label = label.unwrap_or_else(|| c.to_string());
+            s.create_2fa_with_label(&p, &c, issuer.as_deref(), &label)
+        })?;
+        Ok(TwoFactorSetup { qr_code: setup.qr_code.clone(), manual: setup.manual.clone(), uri: setup.uri.clone() })
+    }
+
+    fn enable_2fa(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        contact_id: &Bound<'_, PyAny>,
+        token: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let (p, c, t) = (partner_arg(partner_id)?, contact_arg(contact_id)?, token_arg(token));
+        self.call(py, move |s| s.enable_2fa(&p, &c, t))
+    }
+
+    fn disable_2fa(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        contact_id: &Bound<'_, PyAny>,
+        token: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let (p, c, t) = (partner_arg(partner_id)?, contact_arg(contact_id)?, token_arg(token));
+        self.call(py, move |s| s.disable_2fa(&p, &c, t))
+    }
+
+    fn status_2fa(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        contact_id: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
+        self.call(py, move |s| s.status_2fa(&p, &c))
+    }
+
+    /// True when the code is accepted (its time step is then used up); False for a wrong,
+    /// malformed or replayed code. State, lock, throttle and missing-token answers raise.
+    fn verify_2fa(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        contact_id: &Bound<'_, PyAny>,
+        token: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        let (p, c, t) = (partner_arg(partner_id)?, contact_arg(contact_id)?, token_arg(token));
+        self.call(py, move |s| s.verify_2fa(&p, &c, t)).map(|v| v == Verification::Accepted)
+    }
+
+    // ---- KYC rule and operator actions ----
+
+    #[pyo3(signature = (partner_id, contact_id, passed, *, operator))]
+    fn set_kyc_passed(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        contact_id: &Bound<'_, PyAny>,
+        passed: bool,
+        operator: String,
+    ) -> PyResult<()> {
+        let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
+        self.call(py, move |s| s.set_kyc_passed(&operator, &p, &c, passed))
+    }
+
+    #[pyo3(signature = (partner_id, contact_id, *, operator))]
+    fn reset_lock(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        contact_id: &Bound<'_, PyAny>,
+        operator: String,
+    ) -> PyResult<()> {
+        let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
+        self.call(py, move |s| s.reset_lock(&operator, &p, &c))
+    }
+
+    fn is_2fa_required(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        contact_id: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
+        self.call(py, move |s| s.is_2fa_required(&p, &c))
+    }
+
+    fn may_purchase(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        contact_id: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
+        self.call(py, move |s| s.may_purchase(&p, &c))
+    }
+
+    fn contacts_requiring_2fa(&self, py: Python<'_>, partner_id: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+        let p = partner_arg(partner_id)?;
+        let ids = self.call(py, move |s| s.contacts_requiring_2fa(&p))?;
+        Ok(ids.iter().map(ToString::to_string).collect())
+    }
+
+    fn audit_log(&self, py: Python<'_>) -> PyResult<Vec<AuditEvent>> {
+        let events = self.call(py, |s| s.audit_log())?;
+        Ok(events
+            .into_iter()
+            .map(|e| AuditEvent {
+                at: e.at,
+                operator: e.operator,
+                action: e.action,
+                partner_id: e.partner_id.to_string(),
+                contact_id: e.contact_id.map(|c| c.to_string()),
+            })
+            .collect())
+    }
+}
