@@ -481,6 +481,8 @@ const char *rampart_status_name(uint32_t status);
  * Threading: the last error is per thread, so it is meaningful right after a failing call on
  * the same thread, whatever other threads do with a shared handle.
  *
+ * Ownership: writes into the caller's buffer; nothing to free.
+ *
  * # Safety
  * `buf` is NULL or valid for writes of `buf_len` bytes.
  */
@@ -490,6 +492,8 @@ size_t rampart_last_error_message(char *buf, size_t buf_len);
  * The internal cause of the last failure on this thread, for logs only (storage or
  * configuration detail such as "unable to open database file"; never a secret, code or key).
  * Often empty. Same buffer rules and threading as `rampart_last_error_message`.
+ *
+ * Ownership: writes into the caller's buffer; nothing to free.
  *
  * # Safety
  * `buf` is NULL or valid for writes of `buf_len` bytes.
@@ -507,6 +511,8 @@ size_t rampart_last_error_cause(char *buf, size_t buf_len);
  *
  * Same buffer rules and threading as `rampart_last_error_message`.
  *
+ * Ownership: writes into the caller's buffer; nothing to free.
+ *
  * # Safety
  * `buf` is NULL or valid for writes of `buf_len` bytes.
  */
@@ -515,6 +521,8 @@ size_t rampart_last_error_code(char *buf, size_t buf_len);
 /**
  * After `RAMPART_STATUS_THROTTLED` on this thread: the whole seconds to wait (the HTTP
  * `Retry-After` value). 0 after any other result. Thread-safe; per thread.
+ * Ownership: returns a number; nothing to free.
+ *
  */
 uint64_t rampart_last_retry_after(void);
 
@@ -589,6 +597,8 @@ rampart_status rampart_service_open_memory(const struct rampart_config *config,
  * `rampart_service_set_faults`), to check that your code fails closed when storage fails.
  * Errors, ownership and threading as `rampart_service_open`.
  *
+ * Ownership: as `rampart_service_open_memory`: `config` is copied; the handle is freed with `rampart_service_free`.
+ *
  * # Safety
  * As for `rampart_service_open_memory`.
  */
@@ -603,6 +613,8 @@ rampart_status rampart_service_open_faulty(const struct rampart_config *config,
  *
  * Errors: `RAMPART_STATUS_INVALID_INPUT` for any other handle. Threading: safe to call
  * while other threads use the handle; their calls see the new faults from then on.
+ *
+ * Ownership: nothing is kept or returned.
  *
  * # Safety
  * `service` is NULL or a live handle.
@@ -630,6 +642,8 @@ void rampart_service_free(struct rampart_service *service);
  * Check that the store answers (for health checks).
  *
  * Errors: `RAMPART_STATUS_INTERNAL` when it does not. Threading: thread-safe on a shared handle.
+ *
+ * Ownership: nothing is kept or returned.
  *
  * # Safety
  * `service` is NULL or a live handle.
@@ -854,6 +868,8 @@ rampart_status rampart_service_set_widget_button_url(const struct rampart_servic
  * A partner's confirmation-screen button URL. Errors, ownership (NULL when unset) and
  * threading as `rampart_service_widget_text`.
  *
+ * Ownership: on success `*out_url` receives a library string freed with `rampart_string_free`, or NULL when unset.
+ *
  * # Safety
  * Pointers are NULL or valid; `out_url` writable.
  */
@@ -868,6 +884,8 @@ rampart_status rampart_service_widget_button_url(const struct rampart_service *s
  * Errors: the id statuses, `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INVALID_INPUT`
  * (operator name), `RAMPART_STATUS_INTERNAL`. Threading: thread-safe on a shared handle.
  *
+ * Ownership: the strings are copied, never kept; nothing to free.
+ *
  * # Safety
  * Pointers are NULL or valid NUL-terminated strings; `service` a live handle.
  */
@@ -881,6 +899,8 @@ rampart_status rampart_service_set_kyc_passed(const struct rampart_service *serv
  * Waive (`waived` true) or restore the KYC 2FA requirement for a partner: an operator action,
  * audit-logged under `operator_name`. Errors and threading as `rampart_service_set_kyc_passed`.
  *
+ * Ownership: the strings are copied, never kept; nothing to free.
+ *
  * # Safety
  * Pointers are NULL or valid NUL-terminated strings; `service` a live handle.
  */
@@ -893,6 +913,8 @@ rampart_status rampart_service_set_2fa_waiver(const struct rampart_service *serv
  * Clear a contact's failure count, lifting a lock (`RAMPART_STATUS_LOCKED`) or a throttle: an
  * operator action, audit-logged under `operator_name`, never a partner call. Errors and
  * threading as `rampart_service_set_kyc_passed`.
+ *
+ * Ownership: the strings are copied, never kept; nothing to free.
  *
  * # Safety
  * Pointers are NULL or valid NUL-terminated strings; `service` a live handle.
@@ -919,6 +941,8 @@ rampart_status rampart_service_is_2fa_required(const struct rampart_service *ser
 /**
  * Whether a contact may purchase: refused while 2FA is required and not enabled. Errors,
  * ownership (`*out_allowed`) and threading as `rampart_service_is_2fa_required`.
+ *
+ * Ownership: the strings are copied, never kept; `*out` is a plain value.
  *
  * # Safety
  * Pointers are NULL or valid; `out_allowed` writable.
@@ -968,6 +992,8 @@ rampart_status rampart_totp_code_at(const char *secret, uint64_t unix_time, char
  * The 6-digit HOTP value of a secret for a counter (RFC 4226); `rampart_totp_code_at` is this
  * with the counter `unix_time / 30`. Errors, ownership and threading as
  * `rampart_totp_code_at`.
+ *
+ * Ownership: on success `*out_code` receives a library string freed with `rampart_string_free`.
  *
  * # Safety
  * `secret` is NULL or NUL-terminated; `out_code` NULL or writable.
@@ -1020,6 +1046,8 @@ void rampart_totp_secret_free(struct rampart_totp_secret *secret);
  * `rampart_totp_verify` with a decoded secret: the same outcome, errors and outputs, without
  * decoding base32, keying the HMAC or allocating. Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL `secret` or
  * `out_accepted`, window over 2). Thread-safe; one handle may serve any number of threads.
+ *
+ * Ownership: the handle and token are borrowed for the call; the outputs are plain values.
  *
  * # Safety
  * `secret` is NULL or a live handle; `token` NULL or NUL-terminated; out-pointers NULL or
@@ -1129,6 +1157,8 @@ void rampart_widget_validation_free(struct rampart_widget_validation *validation
 /**
  * Whether the options have no error (warnings allowed). False for NULL. Thread-safe.
  *
+ * Ownership: the handle is borrowed; nothing to free.
+ *
  * # Safety
  * `validation` is NULL or a live handle.
  */
@@ -1137,6 +1167,8 @@ bool rampart_widget_validation_is_valid(const struct rampart_widget_validation *
 /**
  * The number of errors (0 for NULL). Thread-safe.
  *
+ * Ownership: the handle is borrowed; nothing to free.
+ *
  * # Safety
  * `validation` is NULL or a live handle.
  */
@@ -1144,6 +1176,8 @@ size_t rampart_widget_validation_error_count(const struct rampart_widget_validat
 
 /**
  * The number of warnings (0 for NULL). Thread-safe.
+ *
+ * Ownership: the handle is borrowed; nothing to free.
  *
  * # Safety
  * `validation` is NULL or a live handle.
@@ -1156,6 +1190,8 @@ size_t rampart_widget_validation_warning_count(const struct rampart_widget_valid
  * `RAMPART_WIDGET_PART_NONE`.
  *
  * Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL `validation` or `out_mode`). Thread-safe.
+ *
+ * Ownership: the handle is borrowed; the outputs are plain values.
  *
  * # Safety
  * `validation` is NULL or a live handle; out-pointers NULL or writable.
@@ -1189,6 +1225,8 @@ rampart_status rampart_widget_validation_error_at(const struct rampart_widget_va
 
 /**
  * Warning `index` (0 to `_warning_count` - 1); as `rampart_widget_validation_error_at`.
+ *
+ * Ownership: the strings are borrowed from the handle, valid until it is freed. Threading: thread-safe.
  *
  * # Safety
  * `validation` is NULL or a live handle; out-pointers NULL or writable.

@@ -314,6 +314,8 @@ pub unsafe extern "C" fn rampart_service_open_memory(
 /// `rampart_service_set_faults`), to check that your code fails closed when storage fails.
 /// Errors, ownership and threading as `rampart_service_open`.
 ///
+/// Ownership: as `rampart_service_open_memory`: `config` is copied; the handle is freed with `rampart_service_free`.
+///
 /// # Safety
 /// As for `rampart_service_open_memory`.
 #[unsafe(no_mangle)]
@@ -341,6 +343,8 @@ pub unsafe extern "C" fn rampart_service_open_faulty(
 ///
 /// Errors: `RAMPART_STATUS_INVALID_INPUT` for any other handle. Threading: safe to call
 /// while other threads use the handle; their calls see the new faults from then on.
+///
+/// Ownership: nothing is kept or returned.
 ///
 /// # Safety
 /// `service` is NULL or a live handle.
@@ -403,6 +407,8 @@ unsafe fn service<'a>(ptr: *const rampart_service) -> Result<&'a Service, Error>
 /// Check that the store answers (for health checks).
 ///
 /// Errors: `RAMPART_STATUS_INTERNAL` when it does not. Threading: thread-safe on a shared handle.
+///
+/// Ownership: nothing is kept or returned.
 ///
 /// # Safety
 /// `service` is NULL or a live handle.
@@ -823,6 +829,8 @@ pub unsafe extern "C" fn rampart_service_set_widget_button_url(
 /// A partner's confirmation-screen button URL. Errors, ownership (NULL when unset) and
 /// threading as `rampart_service_widget_text`.
 ///
+/// Ownership: on success `*out_url` receives a library string freed with `rampart_string_free`, or NULL when unset.
+///
 /// # Safety
 /// Pointers are NULL or valid; `out_url` writable.
 #[unsafe(no_mangle)]
@@ -852,6 +860,8 @@ pub unsafe extern "C" fn rampart_service_widget_button_url(
 /// Errors: the id statuses, `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INVALID_INPUT`
 /// (operator name), `RAMPART_STATUS_INTERNAL`. Threading: thread-safe on a shared handle.
 ///
+/// Ownership: the strings are copied, never kept; nothing to free.
+///
 /// # Safety
 /// Pointers are NULL or valid NUL-terminated strings; `service` a live handle.
 #[unsafe(no_mangle)]
@@ -874,6 +884,8 @@ pub unsafe extern "C" fn rampart_service_set_kyc_passed(
 /// Waive (`waived` true) or restore the KYC 2FA requirement for a partner: an operator action,
 /// audit-logged under `operator_name`. Errors and threading as `rampart_service_set_kyc_passed`.
 ///
+/// Ownership: the strings are copied, never kept; nothing to free.
+///
 /// # Safety
 /// Pointers are NULL or valid NUL-terminated strings; `service` a live handle.
 #[unsafe(no_mangle)]
@@ -895,6 +907,8 @@ pub unsafe extern "C" fn rampart_service_set_2fa_waiver(
 /// Clear a contact's failure count, lifting a lock (`RAMPART_STATUS_LOCKED`) or a throttle: an
 /// operator action, audit-logged under `operator_name`, never a partner call. Errors and
 /// threading as `rampart_service_set_kyc_passed`.
+///
+/// Ownership: the strings are copied, never kept; nothing to free.
 ///
 /// # Safety
 /// Pointers are NULL or valid NUL-terminated strings; `service` a live handle.
@@ -943,6 +957,8 @@ pub unsafe extern "C" fn rampart_service_is_2fa_required(
 
 /// Whether a contact may purchase: refused while 2FA is required and not enabled. Errors,
 /// ownership (`*out_allowed`) and threading as `rampart_service_is_2fa_required`.
+///
+/// Ownership: the strings are copied, never kept; `*out` is a plain value.
 ///
 /// # Safety
 /// Pointers are NULL or valid; `out_allowed` writable.

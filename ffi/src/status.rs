@@ -120,6 +120,8 @@ unsafe fn copy_out(text: &str, buf: *mut c_char, buf_len: usize) -> usize {
 /// Threading: the last error is per thread, so it is meaningful right after a failing call on
 /// the same thread, whatever other threads do with a shared handle.
 ///
+/// Ownership: writes into the caller's buffer; nothing to free.
+///
 /// # Safety
 /// `buf` is NULL or valid for writes of `buf_len` bytes.
 #[unsafe(no_mangle)]
@@ -133,6 +135,8 @@ pub unsafe extern "C" fn rampart_last_error_message(buf: *mut c_char, buf_len: u
 /// The internal cause of the last failure on this thread, for logs only (storage or
 /// configuration detail such as "unable to open database file"; never a secret, code or key).
 /// Often empty. Same buffer rules and threading as `rampart_last_error_message`.
+///
+/// Ownership: writes into the caller's buffer; nothing to free.
 ///
 /// # Safety
 /// `buf` is NULL or valid for writes of `buf_len` bytes.
@@ -154,6 +158,8 @@ pub unsafe extern "C" fn rampart_last_error_cause(buf: *mut c_char, buf_len: usi
 ///
 /// Same buffer rules and threading as `rampart_last_error_message`.
 ///
+/// Ownership: writes into the caller's buffer; nothing to free.
+///
 /// # Safety
 /// `buf` is NULL or valid for writes of `buf_len` bytes.
 #[unsafe(no_mangle)]
@@ -166,6 +172,8 @@ pub unsafe extern "C" fn rampart_last_error_code(buf: *mut c_char, buf_len: usiz
 
 /// After `RAMPART_STATUS_THROTTLED` on this thread: the whole seconds to wait (the HTTP
 /// `Retry-After` value). 0 after any other result. Thread-safe; per thread.
+/// Ownership: returns a number; nothing to free.
+///
 #[unsafe(no_mangle)]
 pub extern "C" fn rampart_last_retry_after() -> u64 {
     value_call(0, || with_last_error(0, |_, _, retry| retry))

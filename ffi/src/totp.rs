@@ -123,6 +123,8 @@ pub unsafe extern "C" fn rampart_totp_code_at(
 /// with the counter `unix_time / 30`. Errors, ownership and threading as
 /// `rampart_totp_code_at`.
 ///
+/// Ownership: on success `*out_code` receives a library string freed with `rampart_string_free`.
+///
 /// # Safety
 /// `secret` is NULL or NUL-terminated; `out_code` NULL or writable.
 #[unsafe(no_mangle)]
@@ -244,6 +246,8 @@ pub unsafe extern "C" fn rampart_totp_secret_free(secret: *mut rampart_totp_secr
 /// `rampart_totp_verify` with a decoded secret: the same outcome, errors and outputs, without
 /// decoding base32, keying the HMAC or allocating. Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL `secret` or
 /// `out_accepted`, window over 2). Thread-safe; one handle may serve any number of threads.
+///
+/// Ownership: the handle and token are borrowed for the call; the outputs are plain values.
 ///
 /// # Safety
 /// `secret` is NULL or a live handle; `token` NULL or NUL-terminated; out-pointers NULL or

@@ -347,6 +347,8 @@ pub unsafe extern "C" fn rampart_widget_validation_free(validation: *mut rampart
 
 /// Whether the options have no error (warnings allowed). False for NULL. Thread-safe.
 ///
+/// Ownership: the handle is borrowed; nothing to free.
+///
 /// # Safety
 /// `validation` is NULL or a live handle.
 #[unsafe(no_mangle)]
@@ -357,6 +359,8 @@ pub unsafe extern "C" fn rampart_widget_validation_is_valid(validation: *const r
 
 /// The number of errors (0 for NULL). Thread-safe.
 ///
+/// Ownership: the handle is borrowed; nothing to free.
+///
 /// # Safety
 /// `validation` is NULL or a live handle.
 #[unsafe(no_mangle)]
@@ -366,6 +370,8 @@ pub unsafe extern "C" fn rampart_widget_validation_error_count(validation: *cons
 }
 
 /// The number of warnings (0 for NULL). Thread-safe.
+///
+/// Ownership: the handle is borrowed; nothing to free.
 ///
 /// # Safety
 /// `validation` is NULL or a live handle.
@@ -382,6 +388,8 @@ pub unsafe extern "C" fn rampart_widget_validation_warning_count(
 /// `RAMPART_WIDGET_PART_NONE`.
 ///
 /// Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL `validation` or `out_mode`). Thread-safe.
+///
+/// Ownership: the handle is borrowed; the outputs are plain values.
 ///
 /// # Safety
 /// `validation` is NULL or a live handle; out-pointers NULL or writable.
@@ -498,6 +506,8 @@ pub unsafe extern "C" fn rampart_widget_validation_error_at(
 }
 
 /// Warning `index` (0 to `_warning_count` - 1); as `rampart_widget_validation_error_at`.
+///
+/// Ownership: the strings are borrowed from the handle, valid until it is freed. Threading: thread-safe.
 ///
 /// # Safety
 /// `validation` is NULL or a live handle; out-pointers NULL or writable.
