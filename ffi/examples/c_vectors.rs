@@ -6,7 +6,7 @@
 //! hotp    SECRET_BASE32  COUNTER  CODE
 //! totp    SECRET_BASE32  TIME     STEP  CODE
 //! token   INPUT_HEX      EXPECT   CODE_OR_-   NOTE   (INPUT_HEX is NULL for JSON null)
-//! skip    token          NOTE                        (a JSON token that is not a string)
+//! json-only token     NOTE                        (a JSON token that is not a string)
 //! status  NUMBER         CODE     NAME  MESSAGE
 //! ```
 //!
@@ -92,7 +92,7 @@ fn main() {
                 let _ = writeln!(out, "token\tNULL\t{}\t-\t{note}", text(&c["expect"]));
             }
             _ => {
-                let _ = writeln!(out, "skip\ttoken\t{note}");
+                let _ = writeln!(out, "json-only\ttoken\t{note}");
             }
         }
     }

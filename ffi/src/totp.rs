@@ -108,15 +108,8 @@ pub unsafe extern "C" fn rampart_totp_code_at(
     unix_time: u64,
     out_code: *mut *mut c_char,
 ) -> rampart_status {
-    status_call(|| {
-        // SAFETY: the contract above.
-        let secret = unsafe { secret_arg(secret) }?;
-        let out = Out::new(out_code, "out_code")?;
-        let code = secret_string(totp::code_at(&secret, unix_time))?;
-        // SAFETY: checked writable out-pointer.
-        unsafe { out.write(code) };
-        Ok(())
-    })
+    // SAFETY: the same contract; the code at a time is the HOTP value of its step.
+    unsafe { rampart_totp_hotp(secret, totp::step_at(unix_time), out_code) }
 }
 
 /// The 6-digit HOTP value of a secret for a counter (RFC 4226); `rampart_totp_code_at` is this
@@ -144,6 +137,33 @@ pub unsafe extern "C" fn rampart_totp_hotp(
     })
 }
 
+/// The window check and outputs both verify calls share: `*out_accepted`, and the matched step
+/// (0 when refused) into `out_step` when it is not NULL.
+///
+/// # Safety
+/// The out-pointers are NULL or writable.
+unsafe fn verify_into(
+    window: u8,
+    out_accepted: *mut bool,
+    out_step: *mut u64,
+    verify: impl FnOnce(u8) -> Option<u64>,
+) -> Result<(), Error> {
+    if window > totp::MAX_WINDOW {
+        return Err(Error::invalid_input("window", "must be 0, 1 or 2"));
+    }
+    let out_accepted = Out::new(out_accepted, "out_accepted")?;
+    let out_step = Out::optional(out_step);
+    let step = verify(window);
+    // SAFETY: checked writable out-pointers.
+    unsafe {
+        out_accepted.write(step.is_some());
+        if let Some(out) = out_step {
+            out.write(step.unwrap_or(0));
+        }
+    }
+    Ok(())
+}
+
 /// Verify a token against a secret at a Unix time, accepting the codes of `window` (0 to 2)
 /// steps either side. Every candidate is computed and compared in constant time. A wrong,
 /// malformed or missing token is an outcome, not an error: `RAMPART_OK` with `*out_accepted`
@@ -168,20 +188,8 @@ pub unsafe extern "C" fn rampart_totp_verify(
     status_call(|| {
         // SAFETY: the contract above.
         let (secret, token) = unsafe { (secret_arg(secret)?, token_arg(token)) };
-        if window > totp::MAX_WINDOW {
-            return Err(Error::invalid_input("window", "must be 0, 1 or 2"));
-        }
-        let out_accepted = Out::new(out_accepted, "out_accepted")?;
-        let out_step = Out::optional(out_step);
-        let step = totp::verify(&secret, token, unix_time, window);
-        // SAFETY: checked writable out-pointers.
-        unsafe {
-            out_accepted.write(step.is_some());
-            if let Some(out) = out_step {
-                out.write(step.unwrap_or(0));
-            }
-        }
-        Ok(())
+        // SAFETY: the out-pointers obey the contract above.
+        unsafe { verify_into(window, out_accepted, out_step, |w| totp::verify(&secret, token, unix_time, w)) }
     })
 }
 
@@ -265,20 +273,8 @@ pub unsafe extern "C" fn rampart_totp_verify_secret(
         let secret = non_null(secret, "secret")?;
         // SAFETY: non-NULL, and the caller guarantees a live handle and a string or NULL.
         let (prepared, token) = unsafe { (&secret.as_ref().prepared, token_arg(token)) };
-        if window > totp::MAX_WINDOW {
-            return Err(Error::invalid_input("window", "must be 0, 1 or 2"));
-        }
-        let out_accepted = Out::new(out_accepted, "out_accepted")?;
-        let out_step = Out::optional(out_step);
-        let step = prepared.verify(token, unix_time, window);
-        // SAFETY: checked writable out-pointers.
-        unsafe {
-            out_accepted.write(step.is_some());
-            if let Some(out) = out_step {
-                out.write(step.unwrap_or(0));
-            }
-        }
-        Ok(())
+        // SAFETY: the out-pointers obey the contract above.
+        unsafe { verify_into(window, out_accepted, out_step, |w| prepared.verify(token, unix_time, w)) }
     })
 }
 
