@@ -122,8 +122,9 @@ pub async fn url(
     body: Result<JsonObject, ApiError>,
 ) -> Response {
     let input = sign(query.as_deref()).and_then(|sign| Ok((sign, body?.0)));
-    // Only a secret key can sign; it is the caller's own credential, checked before use.
-    let secret_key = bearer.secret_key();
+    // Only a secret key can sign; it is the caller's own credential, checked before use, and
+    // copied only when a signature is asked for.
+    let secret_key = if matches!(input, Ok((true, _))) { bearer.secret_key() } else { None };
     let widget = state.widget.clone();
     let done = as_partner(&state, bearer, ErrorKind::Internal, input, move |s, partner, (sign, options)| {
         let validation = check(s, partner, options, Target::Url, &widget)?;
