@@ -6,27 +6,31 @@ export CARGO_TARGET_DIR ?= $(HOME)/.cache/rampart-target
 export CARGO_TERM_COLOR ?= never
 CARGO ?= cargo
 
-.PHONY: test lint unit c-abi python bench run fmt
+.PHONY: test lint unit c-abi python node bench run fmt
 
-test: lint unit c-abi python
+test: lint unit c-abi python node
 	@echo "== make test: all steps passed"
 
 lint:
-	@echo "== [1/4] format and lint (cargo fmt --check, clippy -D warnings)"
+	@echo "== [1/5] format and lint (cargo fmt --check, clippy -D warnings)"
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
 unit:
-	@echo "== [2/4] unit, integration and doc tests (cargo test)"
+	@echo "== [2/5] unit, integration and doc tests (cargo test)"
 	$(CARGO) test --workspace --locked
 
 c-abi:
-	@echo "== [3/4] C ABI: header drift, C tests (plain, valgrind, ASan+UBSan), C/C++ examples via pkg-config"
+	@echo "== [3/5] C ABI: header drift, C tests (plain, valgrind, ASan+UBSan), C/C++ examples via pkg-config"
 	@$(MAKE) --no-print-directory c-test
 
 python:
-	@echo "== [4/4] Python binding: venv, maturin build, pytest (lifecycle, vectors, threads), mypy.stubtest"
+	@echo "== [4/5] Python binding: venv, maturin build, pytest (lifecycle, vectors, threads), mypy.stubtest"
 	@$(MAKE) --no-print-directory python-test
+
+node:
+	@echo "== [5/5] Node binding: npm install, napi build, index.d.ts drift, node --test (lifecycle, otplib, vectors, concurrency)"
+	@$(MAKE) --no-print-directory node-test
 
 bench:
 	$(CARGO) bench -p rampart-core --bench core
@@ -39,3 +43,4 @@ run:
 
 include mk/c.mk
 include mk/python.mk
+include mk/node.mk

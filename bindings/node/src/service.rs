@@ -1,0 +1,585 @@
+//! `Service`: the 2FA lifecycle, partners, widget settings and operator actions over a store.
+//! Every method that touches storage returns a Promise whose work runs on the libuv pool.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use napi::bindgen_prelude::*;
+use napi::{Env, Task};
+use napi_derive::napi;
+use rampart_core::{
+    AuthMethod, Clock, Config, Environment, Error as CoreError, KeyRing, MemoryStore, Service as CoreService,
+    SqliteStore, Store, Verification,
+};
+
+use crate::convert::{contact_arg, environment_arg, partner_arg, token_arg};
+use crate::errors::{Failure, Throw};
+
+/// `Debug` that names the type and shows nothing else: these hold secrets, handles or closures.
+macro_rules! opaque_debug {
+    ($($t:ident),*) => {$(
+        impl std::fmt::Debug for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(concat!(stringify!($t), "(<redacted>)"))
+            }
+        }
+    )*};
+}
+pub(crate) use opaque_debug;
+
+opaque_debug!(ManualClock, ServiceOptions, TwoFactorSetup, PartnerCredentials, Service);
+
+impl<T> std::fmt::Debug for Call<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Call")
+    }
+}
+
+type Work<T> = Box<dyn FnOnce(&CoreService) -> std::result::Result<T, CoreError> + Send>;
+
+/// One storage call, run on the libuv pool. A bad argument or a closed service is carried in as
+/// a failure, so the Promise rejects rather than the call throwing.
+pub struct Call<T> {
+    service: Option<Arc<CoreService>>,
+    work: Option<Work<T>>,
+    failure: Option<Failure>,
+}
+
+impl<T> Call<T> {
+    fn failed(f: impl Into<Failure>) -> Self {
+        Self { service: None, work: None, failure: Some(f.into()) }
+    }
+}
+
+impl<T: ToNapiValue + TypeName + Send + 'static> Task for Call<T> {
+    type Output = T;
+    type JsValue = T;
+
+    fn compute(&mut self) -> Result<T> {
+        if self.failure.is_none()
+            && let (Some(service), Some(work)) = (self.service.take(), self.work.take())
+        {
+            match work(&service) {
+                Ok(v) => return Ok(v),
+                Err(e) => self.failure = Some(e.into()),
+            }
+        }
+        let message = self.failure.as_ref().map_or_else(String::new, |f| f.message.clone());
+        Err(napi::Error::new(Status::GenericFailure, message))
+    }
+
+    fn resolve(&mut self, _env: Env, output: T) -> Result<T> {
+        Ok(output)
+    }
+
+    fn reject(&mut self, env: Env, err: napi::Error) -> Result<T> {
+        match self.failure.take() {
+            Some(f) => Err(f.into_js(&env)),
+            None => Err(err),
+        }
+    }
+}
+
+/// A clock the caller moves by hand (tests, simulations). Shared with the service, so
+/// `clock.advance(30)` is seen by the next call.
+#[napi]
+pub struct ManualClock {
+    inner: Arc<rampart_core::ManualClock>,
+}
+
+#[napi]
+impl ManualClock {
+    #[napi(constructor)]
+    pub fn new(now: Option<f64>) -> Self {
+        Self { inner: Arc::new(rampart_core::ManualClock::new(now.unwrap_or(0.0).max(0.0) as u64)) }
+    }
+
+    /// The current Unix time in seconds.
+    #[napi(getter)]
+    pub fn now(&self) -> f64 {
+        self.inner.now() as f64
+    }
+
+    #[napi]
+    pub fn set(&self, now: f64) {
+        self.inner.set(now.max(0.0) as u64);
+    }
+
+    #[napi]
+    pub fn advance(&self, seconds: f64) {
+        self.inner.advance(seconds.max(0.0) as u64);
+    }
+}
+
+/// Settings of a `Service`; every field is optional.
+#[napi(object)]
+pub struct ServiceOptions {
+    /// Names the default issuer (`Rampart` gives `Rampart2FA`).
+    pub service_name: Option<String>,
+    /// `"sandbox"` (default) or `"production"` (which needs `masterKey`).
+    pub environment: Option<String>,
+    /// Steps either side accepted: 0, 1 (default) or 2.
+    pub window: Option<u32>,
+    /// Failed-attempt throttling (default true).
+    pub throttling: Option<bool>,
+    /// How long a created secret may be enabled, in seconds (default 600).
+    pub pending_ttl_secs: Option<u32>,
+    /// 32 bytes; default a key generated into `<path>.key` (or in memory).
+    pub master_key: Option<Buffer>,
+    pub master_key_id: Option<u32>,
+    /// HS256 secret for legacy partner JWTs.
+    pub jwt_secret: Option<Buffer>,
+}
+
+/// What `create2fa` hands to the user: show `qrCode` (an `<img src>`) or `manual`.
+#[napi(object)]
+pub struct TwoFactorSetup {
+    pub qr_code: String,
+    pub manual: String,
+    pub uri: String,
+}
+
+/// A new partner's (or rotated) keys. The secret key is shown only here.
+#[napi(object)]
+pub struct PartnerCredentials {
+    pub partner_id: String,
+    pub secret_key: String,
+    pub publishable_key: String,
+    pub environment: String,
+}
+
+impl From<rampart_core::PartnerCredentials> for PartnerCredentials {
+    fn from(c: rampart_core::PartnerCredentials) -> Self {
+        Self {
+            partner_id: c.partner_id.to_string(),
+            secret_key: c.secret_key.expose().to_owned(),
+            publishable_key: c.publishable_key,
+            environment: c.environment.as_str().to_owned(),
+        }
+    }
+}
+
+/// A partner as stored (no key material but the publishable key).
+#[napi(object)]
+#[derive(Debug)]
+pub struct Partner {
+    pub id: String,
+    pub name: String,
+    pub environment: String,
+    pub publishable_key: String,
+    pub widget_text: Option<String>,
+    pub widget_button_url: Option<String>,
+    pub two_factor_waived: bool,
+}
+
+/// Who a bearer value authenticated, and how (`"secretKey"` or `"legacyJwt"`).
+#[napi(object)]
+#[derive(Debug)]
+pub struct Authenticated {
+    pub partner_id: String,
+    pub method: String,
+}
+
+/// One operator action from the audit log.
+#[napi(object)]
+#[derive(Debug)]
+pub struct AuditEvent {
+    pub at: f64,
+    pub operator: String,
+    pub action: String,
+    pub partner_id: String,
+    pub contact_id: Option<String>,
+}
+
+/// `<db>.key`, beside the database (as the example server and the C ABI do).
+fn key_path(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".key");
+    PathBuf::from(name)
+}
+
+/// Rampart over a SQLite file (or, with no path, an in-memory store). One instance may serve
+/// any number of concurrent calls.
+#[napi]
+pub struct Service {
+    inner: RwLock<Option<Arc<CoreService>>>,
+    path: Option<String>,
+}
+
+impl Service {
+    fn get(&self) -> std::result::Result<Arc<CoreService>, CoreError> {
+        let guard = self.inner.read().unwrap_or_else(PoisonError::into_inner);
+        guard.clone().ok_or_else(|| CoreError::config("the service is closed"))
+    }
+
+    /// Schedules `f` on the pool, or a rejection if the service is closed.
+    fn call<T>(
+        &self,
+        f: impl FnOnce(&CoreService) -> std::result::Result<T, CoreError> + Send + 'static,
+    ) -> AsyncTask<Call<T>>
+    where
+        T: ToNapiValue + TypeName + Send + 'static,
+    {
+        AsyncTask::new(match self.get() {
+            Ok(service) => Call { service: Some(service), work: Some(Box::new(f)), failure: None },
+            Err(e) => Call::failed(e),
+        })
+    }
+
+    /// Like `call`, after the arguments parsed.
+    fn call_with<A, T>(
+        &self,
+        args: std::result::Result<A, CoreError>,
+        f: impl FnOnce(&CoreService, A) -> std::result::Result<T, CoreError> + Send + 'static,
+    ) -> AsyncTask<Call<T>>
+    where
+        A: Send + 'static,
+        T: ToNapiValue + TypeName + Send + 'static,
+    {
+        match args {
+            Ok(a) => self.call(move |s| f(s, a)),
+            Err(e) => AsyncTask::new(Call::failed(e)),
+        }
+    }
+}
+
+fn ids(
+    partner_id: &str,
+    contact_id: Option<&str>,
+) -> std::result::Result<(rampart_core::PartnerId, rampart_core::ContactId), CoreError> {
+    Ok((partner_arg(partner_id)?, contact_arg(contact_id)?))
+}
+
+#[napi]
+impl Service {
+    /// Opens (creating if needed) the SQLite file at `path`; no path means an in-memory store.
+    #[napi(constructor)]
+    pub fn new(
+        env: Env,
+        path: Option<String>,
+        options: Option<ServiceOptions>,
+        clock: Option<&ManualClock>,
+    ) -> Result<Self> {
+        let o = options.unwrap_or(ServiceOptions {
+            service_name: None,
+            environment: None,
+            window: None,
+            throttling: None,
+            pending_ttl_secs: None,
+            master_key: None,
+            master_key_id: None,
+            jwt_secret: None,
+        });
+        let defaults = Config::default();
+        let environment = match &o.environment {
+            Some(e) => environment_arg(e).or_throw(&env)?,
+            None => Environment::Sandbox,
+        };
+        let window = match o.window {
+            Some(w) => u8::try_from(w).map_err(|_| CoreError::config("window must be 0, 1 or 2")).or_throw(&env)?,
+            None => defaults.window,
+        };
+        let config = Config {
+            service_name: o.service_name.unwrap_or_else(|| "Rampart".to_owned()),
+            environment,
+            window,
+            pending_ttl_secs: o.pending_ttl_secs.map_or(defaults.pending_ttl_secs, u64::from),
+            throttling: o.throttling.unwrap_or(defaults.throttling),
+            jwt_secret: o.jwt_secret.map(|b| b.to_vec().into()),
+            ..defaults
+        };
+        let given = match o.master_key {
+            Some(bytes) => {
+                let key: &[u8; 32] = bytes
+                    .as_ref()
+                    .try_into()
+                    .map_err(|_| CoreError::config("master key must be exactly 32 bytes"))
+                    .or_throw(&env)?;
+                Some(KeyRing::new(o.master_key_id.unwrap_or(1), key))
+            }
+            None if environment == Environment::Production => {
+                return Err(CoreError::config("production refuses to start without a master key")).or_throw(&env);
+            }
+            None => None,
+        };
+        // Check every setting first, so a bad config never creates files.
+        CoreService::builder(MemoryStore::new())
+            .master_keys(KeyRing::new(0, &[0; 32]))
+            .config(config.clone())
+            .build()
+            .or_throw(&env)?;
+        let clock: Option<Arc<dyn Clock>> = clock.map(|c| c.inner.clone() as Arc<dyn Clock>);
+        let (store, keys): (Arc<dyn Store>, KeyRing) = match &path {
+            Some(db) => {
+                let db = Path::new(db);
+                let store = SqliteStore::open(db)
+                    .map_err(|e| CoreError::config("cannot open the database").with_cause(e))
+                    .or_throw(&env)?;
+                let keys = match given {
+                    Some(k) => k,
+                    None => KeyRing::load_or_generate(&key_path(db)).or_throw(&env)?,
+                };
+                (Arc::new(store), keys)
+            }
+            None => (
+                Arc::new(MemoryStore::new()),
+                match given {
+                    Some(k) => k,
+                    None => KeyRing::generate().or_throw(&env)?,
+                },
+            ),
+        };
+        let mut builder = CoreService::builder_shared(store).master_keys(keys).config(config);
+        if let Some(clock) = clock {
+            builder = builder.clock(clock);
+        }
+        let service = builder.build().or_throw(&env)?;
+        Ok(Self { inner: RwLock::new(Some(Arc::new(service))), path })
+    }
+
+    /// The database path, or null for an in-memory service.
+    #[napi(getter)]
+    pub fn path(&self) -> Option<String> {
+        self.path.clone()
+    }
+
+    #[napi(getter)]
+    pub fn environment(&self, env: Env) -> Result<String> {
+        Ok(self.get().or_throw(&env)?.config().environment.as_str().to_owned())
+    }
+
+    #[napi(getter)]
+    pub fn service_name(&self, env: Env) -> Result<String> {
+        Ok(self.get().or_throw(&env)?.config().service_name.clone())
+    }
+
+    #[napi(getter)]
+    pub fn window(&self, env: Env) -> Result<u32> {
+        Ok(u32::from(self.get().or_throw(&env)?.config().window))
+    }
+
+    #[napi(getter)]
+    pub fn closed(&self) -> bool {
+        self.inner.read().unwrap_or_else(PoisonError::into_inner).is_none()
+    }
+
+    /// Releases the store. Calls already running finish first; later ones reject.
+    #[napi]
+    pub fn close(&self) {
+        drop(self.inner.write().unwrap_or_else(PoisonError::into_inner).take());
+    }
+
+    /// Resolves when the store answers.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn ping(&self) -> AsyncTask<Call<()>> {
+        self.call(|s| s.ping())
+    }
+
+    // ---- partners ----
+
+    #[napi(ts_return_type = "Promise<PartnerCredentials>")]
+    pub fn create_partner(&self, name: String, environment: Option<String>) -> AsyncTask<Call<PartnerCredentials>> {
+        let env = match environment {
+            Some(e) => environment_arg(&e),
+            None => self.get().map(|s| s.config().environment),
+        };
+        self.call_with(env, move |s, env| s.create_partner(&name, env).map(Into::into))
+    }
+
+    #[napi(ts_return_type = "Promise<PartnerCredentials>")]
+    pub fn rotate_keys(&self, partner_id: String, operator: String) -> AsyncTask<Call<PartnerCredentials>> {
+        self.call_with(partner_arg(&partner_id), move |s, p| s.rotate_keys(&operator, &p).map(Into::into))
+    }
+
+    #[napi(ts_return_type = "Promise<Partner>")]
+    pub fn partner(&self, partner_id: String) -> AsyncTask<Call<Partner>> {
+        self.call_with(partner_arg(&partner_id), |s, p| {
+            let r = s.partner(&p)?;
+            Ok(Partner {
+                id: r.id.to_string(),
+                name: r.name,
+                environment: r.environment.as_str().to_owned(),
+                publishable_key: r.publishable_key,
+                widget_text: r.widget_text,
+                widget_button_url: r.widget_button_url,
+                two_factor_waived: r.two_factor_waived,
+            })
+        })
+    }
+
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn partner_count(&self) -> AsyncTask<Call<f64>> {
+        self.call(|s| s.partner_count().map(|n| n as f64))
+    }
+
+    /// Authenticates a secret key (or legacy JWT); an `Authorization` header value
+    /// (`"Bearer sk_..."`) is accepted too.
+    #[napi(ts_return_type = "Promise<Authenticated>")]
+    pub fn authenticate(&self, bearer: String) -> AsyncTask<Call<Authenticated>> {
+        self.call(move |s| {
+            let value = rampart_core::partner::bearer_token(&bearer).unwrap_or(&bearer);
+            let a = s.authenticate(value)?;
+            let method = match a.method {
+                AuthMethod::SecretKey => "secretKey",
+                AuthMethod::LegacyJwt => "legacyJwt",
+            };
+            Ok(Authenticated { partner_id: a.partner_id.to_string(), method: method.to_owned() })
+        })
+    }
+
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn set_widget_text(&self, partner_id: String, text: String) -> AsyncTask<Call<String>> {
+        self.call_with(partner_arg(&partner_id), move |s, p| s.set_widget_text(&p, &text))
+    }
+
+    #[napi(ts_return_type = "Promise<string | null>")]
+    pub fn widget_text(&self, partner_id: String) -> AsyncTask<Call<Option<String>>> {
+        self.call_with(partner_arg(&partner_id), |s, p| s.widget_text(&p))
+    }
+
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn set_widget_button_url(&self, partner_id: String, url: String) -> AsyncTask<Call<String>> {
+        self.call_with(partner_arg(&partner_id), move |s, p| s.set_widget_button_url(&p, &url))
+    }
+
+    #[napi(ts_return_type = "Promise<string | null>")]
+    pub fn widget_button_url(&self, partner_id: String) -> AsyncTask<Call<Option<String>>> {
+        self.call_with(partner_arg(&partner_id), |s, p| s.widget_button_url(&p))
+    }
+
+    /// An operator action: waive (or restore) the 2FA requirement for a partner's KYC contacts.
+    #[napi(js_name = "set2faWaiver", ts_return_type = "Promise<void>")]
+    pub fn set_2fa_waiver(&self, partner_id: String, waived: bool, operator: String) -> AsyncTask<Call<()>> {
+        self.call_with(partner_arg(&partner_id), move |s, p| s.set_2fa_waiver(&operator, &p, waived))
+    }
+
+    // ---- the 2FA lifecycle ----
+
+    /// A new pending secret (replacing an earlier pending one). `issuer` defaults to the
+    /// service's; `label` (the Key URI's account) defaults to the contact id.
+    #[napi(js_name = "create2fa", ts_return_type = "Promise<TwoFactorSetup>")]
+    pub fn create_2fa(
+        &self,
+        partner_id: String,
+        contact_id: Option<String>,
+        issuer: Option<String>,
+        label: Option<String>,
+    ) -> AsyncTask<Call<TwoFactorSetup>> {
+        self.call_with(ids(&partner_id, contact_id.as_deref()), move |s, (p, c)| {
+            let label = label.unwrap_or_else(|| c.to_string());
+            let setup = s.create_2fa_with_label(&p, &c, issuer.as_deref(), &label)?;
+            Ok(TwoFactorSetup { qr_code: setup.qr_code.clone(), manual: setup.manual.clone(), uri: setup.uri.clone() })
+        })
+    }
+
+    /// Resolves when enabled; rejects with the lifecycle's errors.
+    #[napi(
+        js_name = "enable2fa",
+        ts_args_type = "partnerId: string, contactId: string, token: unknown",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn enable_2fa(
+        &self,
+        partner_id: String,
+        contact_id: Option<String>,
+        token: Option<Unknown<'_>>,
+    ) -> Result<AsyncTask<Call<()>>> {
+        let t = token_arg(token)?;
+        Ok(self.call_with(ids(&partner_id, contact_id.as_deref()), move |s, (p, c)| s.enable_2fa(&p, &c, t)))
+    }
+
+    /// Resolves when disabled (the secret erased); rejects with the lifecycle's errors.
+    #[napi(
+        js_name = "disable2fa",
+        ts_args_type = "partnerId: string, contactId: string, token: unknown",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn disable_2fa(
+        &self,
+        partner_id: String,
+        contact_id: Option<String>,
+        token: Option<Unknown<'_>>,
+    ) -> Result<AsyncTask<Call<()>>> {
+        let t = token_arg(token)?;
+        Ok(self.call_with(ids(&partner_id, contact_id.as_deref()), move |s, (p, c)| s.disable_2fa(&p, &c, t)))
+    }
+
+    /// Whether 2FA is enabled for the contact.
+    #[napi(js_name = "status2fa", ts_return_type = "Promise<boolean>")]
+    pub fn status_2fa(&self, partner_id: String, contact_id: Option<String>) -> AsyncTask<Call<bool>> {
+        self.call_with(ids(&partner_id, contact_id.as_deref()), |s, (p, c)| s.status_2fa(&p, &c))
+    }
+
+    /// True when the code is accepted (its time step is then used up); false for a wrong,
+    /// malformed or replayed code. State, lock, throttle and missing-token answers reject.
+    #[napi(
+        js_name = "verify2fa",
+        ts_args_type = "partnerId: string, contactId: string, token: unknown",
+        ts_return_type = "Promise<boolean>"
+    )]
+    pub fn verify_2fa(
+        &self,
+        partner_id: String,
+        contact_id: Option<String>,
+        token: Option<Unknown<'_>>,
+    ) -> Result<AsyncTask<Call<bool>>> {
+        let t = token_arg(token)?;
+        Ok(self.call_with(ids(&partner_id, contact_id.as_deref()), move |s, (p, c)| {
+            s.verify_2fa(&p, &c, t).map(|v| v == Verification::Accepted)
+        }))
+    }
+
+    // ---- KYC rule and operator actions ----
+
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn set_kyc_passed(
+        &self,
+        partner_id: String,
+        contact_id: Option<String>,
+        passed: bool,
+        operator: String,
+    ) -> AsyncTask<Call<()>> {
+        self.call_with(ids(&partner_id, contact_id.as_deref()), move |s, (p, c)| {
+            s.set_kyc_passed(&operator, &p, &c, passed)
+        })
+    }
+
+    /// An operator action: lift the lock after too many failed attempts.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn reset_lock(&self, partner_id: String, contact_id: Option<String>, operator: String) -> AsyncTask<Call<()>> {
+        self.call_with(ids(&partner_id, contact_id.as_deref()), move |s, (p, c)| s.reset_lock(&operator, &p, &c))
+    }
+
+    #[napi(js_name = "is2faRequired", ts_return_type = "Promise<boolean>")]
+    pub fn is_2fa_required(&self, partner_id: String, contact_id: Option<String>) -> AsyncTask<Call<bool>> {
+        self.call_with(ids(&partner_id, contact_id.as_deref()), |s, (p, c)| s.is_2fa_required(&p, &c))
+    }
+
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn may_purchase(&self, partner_id: String, contact_id: Option<String>) -> AsyncTask<Call<bool>> {
+        self.call_with(ids(&partner_id, contact_id.as_deref()), |s, (p, c)| s.may_purchase(&p, &c))
+    }
+
+    #[napi(js_name = "contactsRequiring2fa", ts_return_type = "Promise<Array<string>>")]
+    pub fn contacts_requiring_2fa(&self, partner_id: String) -> AsyncTask<Call<Vec<String>>> {
+        self.call_with(partner_arg(&partner_id), |s, p| {
+            Ok(s.contacts_requiring_2fa(&p)?.iter().map(ToString::to_string).collect())
+        })
+    }
+
+    #[napi(ts_return_type = "Promise<Array<AuditEvent>>")]
+    pub fn audit_log(&self) -> AsyncTask<Call<Vec<AuditEvent>>> {
+        self.call(|s| {
+            Ok(s.audit_log()?
+                .into_iter()
+                .map(|e| AuditEvent {
+                    at: e.at as f64,
+                    operator: e.operator,
+                    action: e.action,
+                    partner_id: e.partner_id.to_string(),
+                    contact_id: e.contact_id.map(|c| c.to_string()),
+                })
+                .collect())
+        })
+    }
+}

@@ -1,0 +1,48 @@
+# The Node binding (bindings/node): npm install from the committed package-lock.json (the
+# napi-rs CLI, otplib and the bench's comparison packages; not `npm ci`, which rejects this lock
+# because of npm's optional-platform-package bug, npm/cli#4828), the addon built by the napi CLI into a scratch
+# directory, the generated index.d.ts / index.js compared with the committed ones (drift),
+# then node's built-in test runner. Idempotent: npm runs only when the lock file changed.
+
+NPM ?= npm
+NODE ?= node
+NODE_DIR := bindings/node
+NODE_GEN ?= $(CARGO_TARGET_DIR)/node-gen
+NODE_STAMP := $(NODE_DIR)/node_modules/.rampart-lock
+# NODE_PROFILE=--release for benchmarks; the tests use the faster-building dev profile.
+NODE_PROFILE ?=
+
+.PHONY: node-test node-deps node-build node-drift node-bench node-example
+
+node-deps:
+	@if ! cmp -s "$(NODE_DIR)/package-lock.json" "$(NODE_STAMP)"; then \
+	  echo "-- npm install (package-lock.json) in $(NODE_DIR)"; \
+	  (cd $(NODE_DIR) && $(NPM) install --no-audit --no-fund --loglevel=error) && \
+	  cp "$(NODE_DIR)/package-lock.json" "$(NODE_STAMP)"; fi
+
+# The CLI writes index.js, index.d.ts and the .node file to NODE_GEN, so a build never rewrites
+# the committed files; only the addon is copied beside them.
+node-build: node-deps
+	@echo "-- napi build $(NODE_PROFILE) (into $(NODE_GEN))"
+	@mkdir -p "$(NODE_GEN)"
+	cd $(NODE_DIR) && npx --no-install napi build --platform $(NODE_PROFILE) \
+	  --target-dir "$(CARGO_TARGET_DIR)" -o "$(NODE_GEN)"
+	cp "$(NODE_GEN)"/*.node $(NODE_DIR)/
+
+node-drift: node-build
+	@echo "-- index.d.ts / index.js drift check"
+	@diff -u $(NODE_DIR)/index.d.ts "$(NODE_GEN)/index.d.ts" || \
+	  { echo "index.d.ts is stale: run 'make node-build' and copy $(NODE_GEN)/index.d.ts"; exit 1; }
+	@diff -u $(NODE_DIR)/index.js "$(NODE_GEN)/index.js" || \
+	  { echo "index.js is stale: copy $(NODE_GEN)/index.js"; exit 1; }
+
+node-test: node-drift
+	@echo "-- node --test (lifecycle, otplib, vectors, widget, errors, concurrency, d.ts, example)"
+	cd $(NODE_DIR) && RAMPART_NODE_GEN="$(NODE_GEN)" $(NODE) --test --test-reporter=spec __test__/
+
+node-bench: node-deps
+	@$(MAKE) --no-print-directory node-build NODE_PROFILE=--release
+	cd $(NODE_DIR) && $(NODE) bench/bench.js
+
+node-example: node-build
+	$(NODE) examples/node/partner_backend.js
