@@ -61,8 +61,8 @@ c-header-check: c-tools
 c-lib:
 	$(CARGO) build -p rampart-ffi --locked --lib --example c_vectors
 	@mkdir -p $(C_BUILD)
-	$(CARGO_TARGET_DIR)/debug/examples/c_vectors > $(C_BUILD)/vectors.txt
-	$(CARGO_TARGET_DIR)/debug/examples/c_vectors widget > $(C_BUILD)/widget_vectors.txt
+	RAMPART_VECTORS=$(CURDIR)/tests/vectors $(CARGO_TARGET_DIR)/debug/examples/c_vectors > $(C_BUILD)/vectors.txt
+	RAMPART_VECTORS=$(CURDIR)/tests/vectors $(CARGO_TARGET_DIR)/debug/examples/c_vectors widget > $(C_BUILD)/widget_vectors.txt
 
 c-test-build: c-tools c-lib
 	@mkdir -p $(C_BUILD)/bin

@@ -2,9 +2,11 @@
 //! properties no vector can pin down: no input panics, and a one-character typo in a
 //! checksummed Bitcoin or Litecoin address is never accepted.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use proptest::prelude::*;
 use rampart_core::widget::address::{AddressError, Chain, MAX_ADDRESS_LEN, validate_address};
@@ -32,7 +34,7 @@ struct Case {
 }
 
 fn vector_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors/addresses")
+    common::vectors_dir().join("addresses")
 }
 
 fn vector_files() -> Vec<(String, VectorFile)> {

@@ -2,9 +2,11 @@
 //! vector can pin down: URL round trips, idempotent canonical forms, no panics on any input,
 //! inert snippets and tamper-proof signatures.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use proptest::prelude::*;
 use rampart_core::Environment;
@@ -45,7 +47,7 @@ struct ExpectedIssue {
 }
 
 fn vector_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors/widget").join(name)
+    common::vectors_dir().join("widget").join(name)
 }
 
 fn load<C: DeserializeOwned>(name: &str) -> VectorFile<C> {

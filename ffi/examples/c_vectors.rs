@@ -31,7 +31,7 @@
 //! ```
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rampart_core::ErrorKind;
 use rampart_core::totp::Secret;
@@ -59,7 +59,10 @@ fn one_line(s: &str) -> String {
 }
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors");
+    // `make c-test` names the directory: a path baked in at compile time goes stale when a
+    // shared target dir serves clones at other paths.
+    let dir = std::env::var_os("RAMPART_VECTORS")
+        .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors"), PathBuf::from);
     let mut out = String::new();
     if std::env::args().nth(1).as_deref() == Some("widget") {
         widget::print(&dir, &mut out);

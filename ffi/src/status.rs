@@ -262,12 +262,14 @@ impl rampart_status {
 
     #[test]
     fn enum_is_generated_from_core() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/status_enum.rs");
+        // Found at run time (cargo sets it): a shared target dir may serve clones at other paths.
+        let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned());
+        let path = format!("{manifest}/src/status_enum.rs");
         let want = render();
         if std::env::var_os("RAMPART_BLESS").is_some() {
-            std::fs::write(path, &want).unwrap();
+            std::fs::write(&path, &want).unwrap();
         }
-        let have = std::fs::read_to_string(path).unwrap();
+        let have = std::fs::read_to_string(&path).unwrap();
         assert!(
             have == want,
             "ffi/src/status_enum.rs is out of date with rampart_core::ErrorKind: run \

@@ -107,8 +107,17 @@ pub fn contact() -> ContactId {
     ContactId::from_uuid(uuid::Uuid::new_v4())
 }
 
+/// `tests/vectors/`, found at run time: cargo sets `CARGO_MANIFEST_DIR` for the test process.
+/// A path baked in at compile time goes stale when one shared target dir serves clones at
+/// different paths (cargo reuses the binary, which then reads the other clone's files).
+pub fn vectors_dir() -> PathBuf {
+    let manifest =
+        std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), PathBuf::from);
+    manifest.join("../tests/vectors")
+}
+
 /// Read a file of `tests/vectors/`.
 pub fn vectors(name: &str) -> serde_json::Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors").join(name);
+    let path = vectors_dir().join(name);
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }

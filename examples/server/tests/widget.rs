@@ -9,7 +9,9 @@ use rampart_core::widget::{WidgetConfig, verify_signed_url};
 use serde_json::{Value, json};
 
 fn vectors(file: &str) -> Vec<Value> {
-    let path = format!("{}/../../tests/vectors/widget/{file}", env!("CARGO_MANIFEST_DIR"));
+    // Found at run time (cargo sets it), not baked in: a shared target dir may serve other clones.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_owned());
+    let path = format!("{manifest}/../../tests/vectors/widget/{file}");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert!(doc["config"].is_null(), "{file}: the server runs the default widget configuration");
     let cases = doc["cases"].as_array().unwrap().clone();
