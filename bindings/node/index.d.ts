@@ -5,7 +5,7 @@
  * `clock.advance(30)` is seen by the next call.
  */
 export declare class ManualClock {
-  constructor(now?: number | undefined | null)
+  constructor(now?: number)
   /** The current Unix time in seconds. */
   get now(): number
   set(now: number): void
@@ -18,7 +18,7 @@ export declare class ManualClock {
  */
 export declare class Service {
   /** Opens (creating if needed) the SQLite file at `path`; no path means an in-memory store. */
-  constructor(path?: string | undefined | null, options?: ServiceOptions | undefined | null, clock?: ManualClock | undefined | null)
+  constructor(path?: string | null, options?: ServiceOptions | null, clock?: ManualClock | null)
   /** The database path, or null for an in-memory service. */
   get path(): string | null
   get environment(): string
@@ -29,7 +29,7 @@ export declare class Service {
   close(): void
   /** Resolves when the store answers. */
   ping(): Promise<void>
-  createPartner(name: string, environment?: string | undefined | null): Promise<PartnerCredentials>
+  createPartner(name: string, environment?: string | null): Promise<PartnerCredentials>
   rotateKeys(partnerId: string, operator: string): Promise<PartnerCredentials>
   partner(partnerId: string): Promise<Partner>
   partnerCount(): Promise<number>
@@ -48,23 +48,23 @@ export declare class Service {
    * A new pending secret (replacing an earlier pending one). `issuer` defaults to the
    * service's; `label` (the Key URI's account) defaults to the contact id.
    */
-  create2fa(partnerId: string, contactId?: string | undefined | null, issuer?: string | undefined | null, label?: string | undefined | null): Promise<TwoFactorSetup>
+  create2fa(partnerId: string, contactId: string, issuer?: string | null, label?: string | null): Promise<TwoFactorSetup>
   /** Resolves when enabled; rejects with the lifecycle's errors. */
   enable2fa(partnerId: string, contactId: string, token: unknown): Promise<void>
   /** Resolves when disabled (the secret erased); rejects with the lifecycle's errors. */
   disable2fa(partnerId: string, contactId: string, token: unknown): Promise<void>
   /** Whether 2FA is enabled for the contact. */
-  status2fa(partnerId: string, contactId?: string | undefined | null): Promise<boolean>
+  status2fa(partnerId: string, contactId: string): Promise<boolean>
   /**
    * True when the code is accepted (its time step is then used up); false for a wrong,
    * malformed or replayed code. State, lock, throttle and missing-token answers reject.
    */
   verify2fa(partnerId: string, contactId: string, token: unknown): Promise<boolean>
-  setKycPassed(partnerId: string, contactId: string | undefined | null, passed: boolean, operator: string): Promise<void>
+  setKycPassed(partnerId: string, contactId: string, passed: boolean, operator: string): Promise<void>
   /** An operator action: lift the lock after too many failed attempts. */
-  resetLock(partnerId: string, contactId: string | undefined | null, operator: string): Promise<void>
-  is2faRequired(partnerId: string, contactId?: string | undefined | null): Promise<boolean>
-  mayPurchase(partnerId: string, contactId?: string | undefined | null): Promise<boolean>
+  resetLock(partnerId: string, contactId: string, operator: string): Promise<void>
+  is2faRequired(partnerId: string, contactId: string): Promise<boolean>
+  mayPurchase(partnerId: string, contactId: string): Promise<boolean>
   contactsRequiring2fa(partnerId: string): Promise<Array<string>>
   auditLog(): Promise<Array<AuditEvent>>
 }
@@ -98,12 +98,12 @@ export interface Authenticated {
 }
 
 /** The canonical custom URL of the options; throws `options_invalid` when they have errors. */
-export declare function buildUrl(options: Record<string, unknown>, settings?: WidgetSettings): string
+export declare function buildUrl(options: Record<string, unknown>, settings?: WidgetSettings | null): string
 
 /** The 6-digit code of a secret at a Unix time in seconds (default now). */
-export declare function codeAt(secret: string | Buffer, unixTime?: number | undefined | null): string
+export declare function codeAt(secret: string | Buffer, unixTime?: number | null): string
 
-export declare function cspDirectives(environment: string, settings?: WidgetSettings): CspDirectives
+export declare function cspDirectives(environment: string, settings?: WidgetSettings | null): CspDirectives
 
 /** What the host page's Content-Security-Policy must allow. */
 export interface CspDirectives {
@@ -127,7 +127,7 @@ export interface Enrolment {
 export declare function hotp(secret: string | Buffer, counter: number): string
 
 /** The iframe snippet on the canonical URL (420 x 550 by default). */
-export declare function iframeSnippet(options: Record<string, unknown>, settings?: WidgetSettings): string
+export declare function iframeSnippet(options: Record<string, unknown>, settings?: WidgetSettings | null): string
 
 /**
  * One problem in the options: `code` (stable), `path`, `message` (fixed), the offending
@@ -186,7 +186,7 @@ export interface ParsedUrl {
 export declare function parseToken(token: unknown): ParsedToken
 
 /** Reads a custom URL back into options (historical forms accepted with warnings). */
-export declare function parseUrl(url: string, settings?: WidgetSettings): ParsedUrl
+export declare function parseUrl(url: string, settings?: WidgetSettings | null): ParsedUrl
 
 /** A partner as stored (no key material but the publishable key). */
 export interface Partner {
@@ -211,7 +211,7 @@ export interface PartnerCredentials {
 export declare function qrPngDataUri(text: string): string
 
 /** The script snippet (container div, script tag, render call, no-script link). */
-export declare function scriptSnippet(options: Record<string, unknown>, settings?: WidgetSettings): string
+export declare function scriptSnippet(options: Record<string, unknown>, settings?: WidgetSettings | null): string
 
 /** Settings of a `Service`; every field is optional. */
 export interface ServiceOptions {
@@ -233,7 +233,7 @@ export interface ServiceOptions {
 }
 
 /** The canonical URL signed with the partner's secret key at `settings.timestamp` (default now). */
-export declare function signUrl(options: Record<string, unknown>, secretKey: string, settings?: WidgetSettings): string
+export declare function signUrl(options: Record<string, unknown>, secretKey: string, settings?: WidgetSettings | null): string
 
 /** What `create2fa` hands to the user: show `qrCode` (an `<img src>`) or `manual`. */
 export interface TwoFactorSetup {
@@ -243,10 +243,10 @@ export interface TwoFactorSetup {
 }
 
 /** Validates widget options (a plain object with the spec's camelCase names). */
-export declare function validate(options: Record<string, unknown>, settings?: WidgetSettings): Validation
+export declare function validate(options: Record<string, unknown>, settings?: WidgetSettings | null): Validation
 
 /** Checks a receive address for a chain (`bitcoin`, `litecoin`, `ethereum`, `solana`). */
-export declare function validateAddress(chain: string, address: string, allowTestnet?: boolean | undefined | null): AddressCheck
+export declare function validateAddress(chain: string, address: string, allowTestnet?: boolean | null): AddressCheck
 
 /**
  * The outcome of `validate`: every error and warning, the mode, and when there is no error
@@ -267,7 +267,7 @@ export interface Validation {
  * Whether `token` is the code of `secret` within `window` steps of `unixTime`. A wrong or
  * malformed code is `false`. No replay protection: use `verifyStep` for that.
  */
-export declare function verify(secret: string | Buffer, token: unknown, options?: VerifyOptions): boolean
+export declare function verify(secret: string | Buffer, token: unknown, options?: VerifyOptions | null): boolean
 
 /** Options of `verify` and `verifyStep`. */
 export interface VerifyOptions {
@@ -278,13 +278,13 @@ export interface VerifyOptions {
 }
 
 /** Checks a signed URL's signature and age; throws with `kind` saying why it fails. */
-export declare function verifySignedUrl(url: string, secretKey: string, settings?: WidgetSettings): ParsedUrl
+export declare function verifySignedUrl(url: string, secretKey: string, settings?: WidgetSettings | null): ParsedUrl
 
 /**
  * The time step the code matched, or null. Accept a code only if its step is greater than
  * the last one you accepted for that user (replay protection), then store it.
  */
-export declare function verifyStep(secret: string | Buffer, token: unknown, options?: VerifyOptions): number | null
+export declare function verifyStep(secret: string | Buffer, token: unknown, options?: VerifyOptions | null): number | null
 
 /** The binding's version (the workspace version). */
 export const VERSION: string

@@ -5,6 +5,7 @@
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 
 const rampart = require('..')
@@ -12,8 +13,17 @@ const rampart = require('..')
 const ROOT = path.resolve(__dirname, '..')
 const committed = fs.readFileSync(path.join(ROOT, 'index.d.ts'), 'utf8')
 
-test('index.d.ts matches the freshly generated one', { skip: !process.env.RAMPART_NODE_GEN && 'RAMPART_NODE_GEN not set (run through make)' }, () => {
-  const fresh = fs.readFileSync(path.join(process.env.RAMPART_NODE_GEN, 'index.d.ts'), 'utf8')
+// Where `make node-build` generates: RAMPART_NODE_GEN, else the default target dir's node-gen.
+function generatedDir() {
+  if (process.env.RAMPART_NODE_GEN) return process.env.RAMPART_NODE_GEN
+  const target = process.env.CARGO_TARGET_DIR || path.join(os.homedir(), '.cache', 'rampart-target')
+  return path.join(target, 'node-gen')
+}
+
+test('index.d.ts matches the freshly generated one', () => {
+  const file = path.join(generatedDir(), 'index.d.ts')
+  assert.ok(fs.existsSync(file), `${file} is missing: run 'make node-build' (or 'make node-test') from the repository root`)
+  const fresh = fs.readFileSync(file, 'utf8')
   assert.equal(committed, fresh, 'index.d.ts drifted: regenerate it with the napi CLI')
 })
 

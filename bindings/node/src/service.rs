@@ -12,7 +12,7 @@ use rampart_core::{
     SqliteStore, Store, Verification,
 };
 
-use crate::convert::{contact_arg, environment_arg, partner_arg, token_arg};
+use crate::convert::{Arg, Read, contact_arg, environment_arg, partner_arg};
 use crate::errors::{Failure, Throw};
 
 /// `Debug` that names the type and shows nothing else: these hold secrets, handles or closures.
@@ -87,11 +87,16 @@ pub struct ManualClock {
     inner: Arc<rampart_core::ManualClock>,
 }
 
+/// A clock time in whole Unix seconds (fractions dropped), negative times read as 0.
+fn clock_arg(field: &'static str, value: Option<Unknown<'_>>) -> Read<u64> {
+    Ok(Arg::new(field, value).opt_number()?.unwrap_or(0.0).max(0.0) as u64)
+}
+
 #[napi]
 impl ManualClock {
-    #[napi(constructor)]
-    pub fn new(now: Option<f64>) -> Self {
-        Self { inner: Arc::new(rampart_core::ManualClock::new(now.unwrap_or(0.0).max(0.0) as u64)) }
+    #[napi(constructor, ts_args_type = "now?: number")]
+    pub fn new(env: Env, now: Option<Unknown<'_>>) -> Result<Self> {
+        Ok(Self { inner: Arc::new(rampart_core::ManualClock::new(clock_arg("now", now).or_throw(&env)?)) })
     }
 
     /// The current Unix time in seconds.
@@ -100,14 +105,16 @@ impl ManualClock {
         self.inner.now() as f64
     }
 
-    #[napi]
-    pub fn set(&self, now: f64) {
-        self.inner.set(now.max(0.0) as u64);
+    #[napi(ts_args_type = "now: number")]
+    pub fn set(&self, env: Env, now: Option<Unknown<'_>>) -> Result<()> {
+        self.inner.set(clock_arg("now", now).or_throw(&env)?);
+        Ok(())
     }
 
-    #[napi]
-    pub fn advance(&self, seconds: f64) {
-        self.inner.advance(seconds.max(0.0) as u64);
+    #[napi(ts_args_type = "seconds: number")]
+    pub fn advance(&self, env: Env, seconds: Option<Unknown<'_>>) -> Result<()> {
+        self.inner.advance(clock_arg("seconds", seconds).or_throw(&env)?);
+        Ok(())
     }
 }
 
@@ -229,7 +236,7 @@ impl Service {
     /// Like `call`, after the arguments parsed.
     fn call_with<A, T>(
         &self,
-        args: std::result::Result<A, CoreError>,
+        args: Read<A>,
         f: impl FnOnce(&CoreService, A) -> std::result::Result<T, CoreError> + Send + 'static,
     ) -> AsyncTask<Call<T>>
     where
@@ -243,24 +250,35 @@ impl Service {
     }
 }
 
-fn ids(
-    partner_id: &str,
-    contact_id: Option<&str>,
-) -> std::result::Result<(rampart_core::PartnerId, rampart_core::ContactId), CoreError> {
+type JsArg<'a> = Option<Unknown<'a>>;
+
+fn ids(partner_id: JsArg<'_>, contact_id: JsArg<'_>) -> Read<(rampart_core::PartnerId, rampart_core::ContactId)> {
     Ok((partner_arg(partner_id)?, contact_arg(contact_id)?))
 }
 
-#[napi]
-impl Service {
-    /// Opens (creating if needed) the SQLite file at `path`; no path means an in-memory store.
-    #[napi(constructor)]
-    pub fn new(
-        env: Env,
-        path: Option<String>,
-        options: Option<ServiceOptions>,
-        clock: Option<&ManualClock>,
-    ) -> Result<Self> {
-        let o = options.unwrap_or(ServiceOptions {
+/// A partner id and one required string (an operator, a setting's value).
+fn partner_and(
+    partner_id: JsArg<'_>,
+    field: &'static str,
+    value: JsArg<'_>,
+) -> Read<(rampart_core::PartnerId, String)> {
+    Ok((partner_arg(partner_id)?, Arg::new(field, value).string()?))
+}
+
+/// The lifecycle's three arguments; the token follows SPEC section 2's grammar.
+fn ids_token(
+    partner_id: JsArg<'_>,
+    contact_id: JsArg<'_>,
+    token: JsArg<'_>,
+) -> Read<(rampart_core::PartnerId, rampart_core::ContactId, rampart_core::Token)> {
+    let (p, c) = ids(partner_id, contact_id)?;
+    Ok((p, c, Arg::new("token", token).token()?))
+}
+
+/// `Service` options read from a plain object; a wrong type names the field.
+fn service_options(arg: Arg<'_>) -> Read<ServiceOptions> {
+    let Some(o) = arg.opt_object()? else {
+        return Ok(ServiceOptions {
             service_name: None,
             environment: None,
             window: None,
@@ -270,19 +288,44 @@ impl Service {
             master_key_id: None,
             jwt_secret: None,
         });
+    };
+    let whole = |field, max, rule| -> Read<Option<u32>> { Ok(o.get(field)?.opt_whole(max, rule)?.map(|n| n as u32)) };
+    Ok(ServiceOptions {
+        service_name: o.get("serviceName")?.opt_string()?,
+        environment: o.get("environment")?.opt_string()?,
+        window: whole("window", 2.0, "must be 0, 1 or 2")?,
+        throttling: o.get("throttling")?.opt_bool()?,
+        pending_ttl_secs: whole("pendingTtlSecs", f64::from(u32::MAX), "must be a whole number of seconds")?,
+        master_key: o.get("masterKey")?.opt_bytes()?.map(Buffer::from),
+        master_key_id: whole("masterKeyId", f64::from(u32::MAX), "must be a whole number from 0 to 4294967295")?,
+        jwt_secret: o.get("jwtSecret")?.opt_bytes()?.map(Buffer::from),
+    })
+}
+
+#[napi]
+impl Service {
+    /// Opens (creating if needed) the SQLite file at `path`; no path means an in-memory store.
+    #[napi(
+        constructor,
+        ts_args_type = "path?: string | null, options?: ServiceOptions | null, clock?: ManualClock | null"
+    )]
+    pub fn new(
+        env: Env,
+        path: Option<Unknown<'_>>,
+        options: Option<Unknown<'_>>,
+        clock: Option<&ManualClock>,
+    ) -> Result<Self> {
+        let path = Arg::new("path", path).opt_string().or_throw(&env)?;
+        let o = service_options(Arg::new("options", options)).or_throw(&env)?;
         let defaults = Config::default();
         let environment = match &o.environment {
             Some(e) => environment_arg(e).or_throw(&env)?,
             None => Environment::Sandbox,
         };
-        let window = match o.window {
-            Some(w) => u8::try_from(w).map_err(|_| CoreError::config("window must be 0, 1 or 2")).or_throw(&env)?,
-            None => defaults.window,
-        };
         let config = Config {
             service_name: o.service_name.unwrap_or_else(|| "Rampart".to_owned()),
             environment,
-            window,
+            window: o.window.map_or(defaults.window, |w| w as u8),
             pending_ttl_secs: o.pending_ttl_secs.map_or(defaults.pending_ttl_secs, u64::from),
             throttling: o.throttling.unwrap_or(defaults.throttling),
             jwt_secret: o.jwt_secret.map(|b| b.to_vec().into()),
@@ -377,23 +420,37 @@ impl Service {
 
     // ---- partners ----
 
-    #[napi(ts_return_type = "Promise<PartnerCredentials>")]
-    pub fn create_partner(&self, name: String, environment: Option<String>) -> AsyncTask<Call<PartnerCredentials>> {
-        let env = match environment {
-            Some(e) => environment_arg(&e),
-            None => self.get().map(|s| s.config().environment),
+    #[napi(ts_args_type = "name: string, environment?: string | null", ts_return_type = "Promise<PartnerCredentials>")]
+    pub fn create_partner(
+        &self,
+        name: Option<Unknown<'_>>,
+        environment: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<PartnerCredentials>> {
+        let args = || -> Read<_> {
+            let name = Arg::new("name", name).string()?;
+            let env = match Arg::new("environment", environment).opt_string()? {
+                Some(e) => environment_arg(&e)?,
+                None => self.get()?.config().environment,
+            };
+            Ok((name, env))
         };
-        self.call_with(env, move |s, env| s.create_partner(&name, env).map(Into::into))
+        self.call_with(args(), |s, (name, env)| s.create_partner(&name, env).map(Into::into))
     }
 
-    #[napi(ts_return_type = "Promise<PartnerCredentials>")]
-    pub fn rotate_keys(&self, partner_id: String, operator: String) -> AsyncTask<Call<PartnerCredentials>> {
-        self.call_with(partner_arg(&partner_id), move |s, p| s.rotate_keys(&operator, &p).map(Into::into))
+    #[napi(ts_args_type = "partnerId: string, operator: string", ts_return_type = "Promise<PartnerCredentials>")]
+    pub fn rotate_keys(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        operator: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<PartnerCredentials>> {
+        self.call_with(partner_and(partner_id, "operator", operator), |s, (p, operator)| {
+            s.rotate_keys(&operator, &p).map(Into::into)
+        })
     }
 
-    #[napi(ts_return_type = "Promise<Partner>")]
-    pub fn partner(&self, partner_id: String) -> AsyncTask<Call<Partner>> {
-        self.call_with(partner_arg(&partner_id), |s, p| {
+    #[napi(ts_args_type = "partnerId: string", ts_return_type = "Promise<Partner>")]
+    pub fn partner(&self, partner_id: Option<Unknown<'_>>) -> AsyncTask<Call<Partner>> {
+        self.call_with(partner_arg(partner_id), |s, p| {
             let r = s.partner(&p)?;
             Ok(Partner {
                 id: r.id.to_string(),
@@ -414,9 +471,9 @@ impl Service {
 
     /// Authenticates a secret key (or legacy JWT); an `Authorization` header value
     /// (`"Bearer sk_..."`) is accepted too.
-    #[napi(ts_return_type = "Promise<Authenticated>")]
-    pub fn authenticate(&self, bearer: String) -> AsyncTask<Call<Authenticated>> {
-        self.call(move |s| {
+    #[napi(ts_args_type = "bearer: string", ts_return_type = "Promise<Authenticated>")]
+    pub fn authenticate(&self, bearer: Option<Unknown<'_>>) -> AsyncTask<Call<Authenticated>> {
+        self.call_with(Arg::new("bearer", bearer).string(), |s, bearer| {
             let value = rampart_core::partner::bearer_token(&bearer).unwrap_or(&bearer);
             let a = s.authenticate(value)?;
             let method = match a.method {
@@ -427,45 +484,73 @@ impl Service {
         })
     }
 
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn set_widget_text(&self, partner_id: String, text: String) -> AsyncTask<Call<String>> {
-        self.call_with(partner_arg(&partner_id), move |s, p| s.set_widget_text(&p, &text))
+    #[napi(ts_args_type = "partnerId: string, text: string", ts_return_type = "Promise<string>")]
+    pub fn set_widget_text(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        text: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<String>> {
+        self.call_with(partner_and(partner_id, "widgetText", text), |s, (p, text)| s.set_widget_text(&p, &text))
     }
 
-    #[napi(ts_return_type = "Promise<string | null>")]
-    pub fn widget_text(&self, partner_id: String) -> AsyncTask<Call<Option<String>>> {
-        self.call_with(partner_arg(&partner_id), |s, p| s.widget_text(&p))
+    #[napi(ts_args_type = "partnerId: string", ts_return_type = "Promise<string | null>")]
+    pub fn widget_text(&self, partner_id: Option<Unknown<'_>>) -> AsyncTask<Call<Option<String>>> {
+        self.call_with(partner_arg(partner_id), |s, p| s.widget_text(&p))
     }
 
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn set_widget_button_url(&self, partner_id: String, url: String) -> AsyncTask<Call<String>> {
-        self.call_with(partner_arg(&partner_id), move |s, p| s.set_widget_button_url(&p, &url))
+    #[napi(ts_args_type = "partnerId: string, url: string", ts_return_type = "Promise<string>")]
+    pub fn set_widget_button_url(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        url: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<String>> {
+        self.call_with(partner_and(partner_id, "widgetButtonUrl", url), |s, (p, url)| s.set_widget_button_url(&p, &url))
     }
 
-    #[napi(ts_return_type = "Promise<string | null>")]
-    pub fn widget_button_url(&self, partner_id: String) -> AsyncTask<Call<Option<String>>> {
-        self.call_with(partner_arg(&partner_id), |s, p| s.widget_button_url(&p))
+    #[napi(ts_args_type = "partnerId: string", ts_return_type = "Promise<string | null>")]
+    pub fn widget_button_url(&self, partner_id: Option<Unknown<'_>>) -> AsyncTask<Call<Option<String>>> {
+        self.call_with(partner_arg(partner_id), |s, p| s.widget_button_url(&p))
     }
 
     /// An operator action: waive (or restore) the 2FA requirement for a partner's KYC contacts.
-    #[napi(js_name = "set2faWaiver", ts_return_type = "Promise<void>")]
-    pub fn set_2fa_waiver(&self, partner_id: String, waived: bool, operator: String) -> AsyncTask<Call<()>> {
-        self.call_with(partner_arg(&partner_id), move |s, p| s.set_2fa_waiver(&operator, &p, waived))
+    #[napi(
+        js_name = "set2faWaiver",
+        ts_args_type = "partnerId: string, waived: boolean, operator: string",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn set_2fa_waiver(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        waived: Option<Unknown<'_>>,
+        operator: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<()>> {
+        let args = || -> Read<_> {
+            Ok((partner_arg(partner_id)?, Arg::new("waived", waived).bool()?, Arg::new("operator", operator).string()?))
+        };
+        self.call_with(args(), |s, (p, waived, operator)| s.set_2fa_waiver(&operator, &p, waived))
     }
 
     // ---- the 2FA lifecycle ----
 
     /// A new pending secret (replacing an earlier pending one). `issuer` defaults to the
     /// service's; `label` (the Key URI's account) defaults to the contact id.
-    #[napi(js_name = "create2fa", ts_return_type = "Promise<TwoFactorSetup>")]
+    #[napi(
+        js_name = "create2fa",
+        ts_args_type = "partnerId: string, contactId: string, issuer?: string | null, label?: string | null",
+        ts_return_type = "Promise<TwoFactorSetup>"
+    )]
     pub fn create_2fa(
         &self,
-        partner_id: String,
-        contact_id: Option<String>,
-        issuer: Option<String>,
-        label: Option<String>,
+        partner_id: Option<Unknown<'_>>,
+        contact_id: Option<Unknown<'_>>,
+        issuer: Option<Unknown<'_>>,
+        label: Option<Unknown<'_>>,
     ) -> AsyncTask<Call<TwoFactorSetup>> {
-        self.call_with(ids(&partner_id, contact_id.as_deref()), move |s, (p, c)| {
+        let args = || -> Read<_> {
+            let (p, c) = ids(partner_id, contact_id)?;
+            Ok((p, c, Arg::new("issuer", issuer).opt_string()?, Arg::new("label", label).opt_string()?))
+        };
+        self.call_with(args(), |s, (p, c, issuer, label)| {
             let label = label.unwrap_or_else(|| c.to_string());
             let setup = s.create_2fa_with_label(&p, &c, issuer.as_deref(), &label)?;
             Ok(TwoFactorSetup { qr_code: setup.qr_code.clone(), manual: setup.manual.clone(), uri: setup.uri.clone() })
@@ -480,12 +565,11 @@ impl Service {
     )]
     pub fn enable_2fa(
         &self,
-        partner_id: String,
-        contact_id: Option<String>,
+        partner_id: Option<Unknown<'_>>,
+        contact_id: Option<Unknown<'_>>,
         token: Option<Unknown<'_>>,
-    ) -> Result<AsyncTask<Call<()>>> {
-        let t = token_arg(token)?;
-        Ok(self.call_with(ids(&partner_id, contact_id.as_deref()), move |s, (p, c)| s.enable_2fa(&p, &c, t)))
+    ) -> AsyncTask<Call<()>> {
+        self.call_with(ids_token(partner_id, contact_id, token), |s, (p, c, t)| s.enable_2fa(&p, &c, t))
     }
 
     /// Resolves when disabled (the secret erased); rejects with the lifecycle's errors.
@@ -496,18 +580,25 @@ impl Service {
     )]
     pub fn disable_2fa(
         &self,
-        partner_id: String,
-        contact_id: Option<String>,
+        partner_id: Option<Unknown<'_>>,
+        contact_id: Option<Unknown<'_>>,
         token: Option<Unknown<'_>>,
-    ) -> Result<AsyncTask<Call<()>>> {
-        let t = token_arg(token)?;
-        Ok(self.call_with(ids(&partner_id, contact_id.as_deref()), move |s, (p, c)| s.disable_2fa(&p, &c, t)))
+    ) -> AsyncTask<Call<()>> {
+        self.call_with(ids_token(partner_id, contact_id, token), |s, (p, c, t)| s.disable_2fa(&p, &c, t))
     }
 
     /// Whether 2FA is enabled for the contact.
-    #[napi(js_name = "status2fa", ts_return_type = "Promise<boolean>")]
-    pub fn status_2fa(&self, partner_id: String, contact_id: Option<String>) -> AsyncTask<Call<bool>> {
-        self.call_with(ids(&partner_id, contact_id.as_deref()), |s, (p, c)| s.status_2fa(&p, &c))
+    #[napi(
+        js_name = "status2fa",
+        ts_args_type = "partnerId: string, contactId: string",
+        ts_return_type = "Promise<boolean>"
+    )]
+    pub fn status_2fa(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        contact_id: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<bool>> {
+        self.call_with(ids(partner_id, contact_id), |s, (p, c)| s.status_2fa(&p, &c))
     }
 
     /// True when the code is accepted (its time step is then used up); false for a wrong,
@@ -519,50 +610,79 @@ impl Service {
     )]
     pub fn verify_2fa(
         &self,
-        partner_id: String,
-        contact_id: Option<String>,
+        partner_id: Option<Unknown<'_>>,
+        contact_id: Option<Unknown<'_>>,
         token: Option<Unknown<'_>>,
-    ) -> Result<AsyncTask<Call<bool>>> {
-        let t = token_arg(token)?;
-        Ok(self.call_with(ids(&partner_id, contact_id.as_deref()), move |s, (p, c)| {
+    ) -> AsyncTask<Call<bool>> {
+        self.call_with(ids_token(partner_id, contact_id, token), |s, (p, c, t)| {
             s.verify_2fa(&p, &c, t).map(|v| v == Verification::Accepted)
-        }))
+        })
     }
 
     // ---- KYC rule and operator actions ----
 
-    #[napi(ts_return_type = "Promise<void>")]
+    #[napi(
+        ts_args_type = "partnerId: string, contactId: string, passed: boolean, operator: string",
+        ts_return_type = "Promise<void>"
+    )]
     pub fn set_kyc_passed(
         &self,
-        partner_id: String,
-        contact_id: Option<String>,
-        passed: bool,
-        operator: String,
+        partner_id: Option<Unknown<'_>>,
+        contact_id: Option<Unknown<'_>>,
+        passed: Option<Unknown<'_>>,
+        operator: Option<Unknown<'_>>,
     ) -> AsyncTask<Call<()>> {
-        self.call_with(ids(&partner_id, contact_id.as_deref()), move |s, (p, c)| {
-            s.set_kyc_passed(&operator, &p, &c, passed)
-        })
+        let args = || -> Read<_> {
+            let (p, c) = ids(partner_id, contact_id)?;
+            Ok((p, c, Arg::new("passed", passed).bool()?, Arg::new("operator", operator).string()?))
+        };
+        self.call_with(args(), |s, (p, c, passed, operator)| s.set_kyc_passed(&operator, &p, &c, passed))
     }
 
     /// An operator action: lift the lock after too many failed attempts.
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn reset_lock(&self, partner_id: String, contact_id: Option<String>, operator: String) -> AsyncTask<Call<()>> {
-        self.call_with(ids(&partner_id, contact_id.as_deref()), move |s, (p, c)| s.reset_lock(&operator, &p, &c))
+    #[napi(ts_args_type = "partnerId: string, contactId: string, operator: string", ts_return_type = "Promise<void>")]
+    pub fn reset_lock(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        contact_id: Option<Unknown<'_>>,
+        operator: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<()>> {
+        let args = || -> Read<_> {
+            let (p, c) = ids(partner_id, contact_id)?;
+            Ok((p, c, Arg::new("operator", operator).string()?))
+        };
+        self.call_with(args(), |s, (p, c, operator)| s.reset_lock(&operator, &p, &c))
     }
 
-    #[napi(js_name = "is2faRequired", ts_return_type = "Promise<boolean>")]
-    pub fn is_2fa_required(&self, partner_id: String, contact_id: Option<String>) -> AsyncTask<Call<bool>> {
-        self.call_with(ids(&partner_id, contact_id.as_deref()), |s, (p, c)| s.is_2fa_required(&p, &c))
+    #[napi(
+        js_name = "is2faRequired",
+        ts_args_type = "partnerId: string, contactId: string",
+        ts_return_type = "Promise<boolean>"
+    )]
+    pub fn is_2fa_required(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        contact_id: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<bool>> {
+        self.call_with(ids(partner_id, contact_id), |s, (p, c)| s.is_2fa_required(&p, &c))
     }
 
-    #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn may_purchase(&self, partner_id: String, contact_id: Option<String>) -> AsyncTask<Call<bool>> {
-        self.call_with(ids(&partner_id, contact_id.as_deref()), |s, (p, c)| s.may_purchase(&p, &c))
+    #[napi(ts_args_type = "partnerId: string, contactId: string", ts_return_type = "Promise<boolean>")]
+    pub fn may_purchase(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        contact_id: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<bool>> {
+        self.call_with(ids(partner_id, contact_id), |s, (p, c)| s.may_purchase(&p, &c))
     }
 
-    #[napi(js_name = "contactsRequiring2fa", ts_return_type = "Promise<Array<string>>")]
-    pub fn contacts_requiring_2fa(&self, partner_id: String) -> AsyncTask<Call<Vec<String>>> {
-        self.call_with(partner_arg(&partner_id), |s, p| {
+    #[napi(
+        js_name = "contactsRequiring2fa",
+        ts_args_type = "partnerId: string",
+        ts_return_type = "Promise<Array<string>>"
+    )]
+    pub fn contacts_requiring_2fa(&self, partner_id: Option<Unknown<'_>>) -> AsyncTask<Call<Vec<String>>> {
+        self.call_with(partner_arg(partner_id), |s, p| {
             Ok(s.contacts_requiring_2fa(&p)?.iter().map(ToString::to_string).collect())
         })
     }

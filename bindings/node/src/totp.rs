@@ -7,7 +7,7 @@ use napi_derive::napi;
 use rampart_core::totp::{self, Secret};
 use rampart_core::{Error as CoreError, Token};
 
-use crate::convert::{time_arg, token_arg};
+use crate::convert::{Arg, MAX_SECONDS, Read, time_arg};
 use crate::errors::Throw;
 
 /// A fresh secret and what the user needs to enrol it. Keep `secret` (base32) on your side;
@@ -23,25 +23,17 @@ pub struct Enrolment {
 crate::service::opaque_debug!(Enrolment);
 
 /// A secret given as base32 text (any case, spaces and padding ignored) or raw bytes.
-fn secret_arg(env: &Env, secret: Either<String, Buffer>) -> Result<Secret> {
-    match secret {
+fn secret_arg(secret: Option<Unknown<'_>>) -> Read<Secret> {
+    match Arg::new("secret", secret).text_or_bytes()? {
         Either::A(text) => {
             // The common form (what `manual` gives) decodes straight to bytes; anything else
             // takes the tolerant parser. Same result, fewer copies.
             if let Ok(bytes) = data_encoding::BASE32_NOPAD.decode(text.as_bytes()) {
-                return Secret::from_bytes(bytes).or_throw(env);
+                return Secret::from_bytes(bytes);
             }
-            Secret::from_base32(&text).or_throw(env)
+            Secret::from_base32(&text)
         }
-        Either::B(bytes) => Secret::from_bytes(bytes.to_vec()).or_throw(env),
-    }
-}
-
-fn window_arg(env: &Env, window: Option<u32>) -> Result<u8> {
-    match window {
-        None => Ok(1),
-        Some(w) if w <= u32::from(totp::MAX_WINDOW) => Ok(w as u8),
-        Some(_) => Err(CoreError::invalid_input("window", "must be 0, 1 or 2")).or_throw(env),
+        Either::B(bytes) => Secret::from_bytes(bytes),
     }
 }
 
@@ -55,72 +47,110 @@ pub struct VerifyOptions {
     pub window: Option<u32>,
 }
 
+impl VerifyOptions {
+    fn read(value: Option<Unknown<'_>>) -> Read<Self> {
+        let Some(o) = Arg::new("options", value).opt_object()? else {
+            return Ok(Self { unix_time: None, window: None });
+        };
+        let window = o.get("window")?.opt_whole(f64::from(totp::MAX_WINDOW), "must be 0, 1 or 2")?;
+        Ok(Self { unix_time: o.get("unixTime")?.opt_number()?, window: window.map(|w| w as u32) })
+    }
+}
+
 /// A 20-byte secret from the OS CSPRNG with its manual key, Key URI and QR PNG data URI.
-#[napi]
-pub fn new_secret(env: Env, issuer: String, account: String) -> Result<Enrolment> {
-    let e = totp::new_secret(&issuer, &account).or_throw(&env)?;
-    Ok(Enrolment { secret: e.manual.clone(), manual: e.manual.clone(), uri: e.uri.clone(), qr_code: e.qr_code.clone() })
+#[napi(ts_args_type = "issuer: string, account: string")]
+pub fn new_secret(env: Env, issuer: Option<Unknown<'_>>, account: Option<Unknown<'_>>) -> Result<Enrolment> {
+    let run = || -> Read<Enrolment> {
+        let (issuer, account) = (Arg::new("issuer", issuer).string()?, Arg::new("account", account).string()?);
+        let e = totp::new_secret(&issuer, &account)?;
+        Ok(Enrolment {
+            secret: e.manual.clone(),
+            manual: e.manual.clone(),
+            uri: e.uri.clone(),
+            qr_code: e.qr_code.clone(),
+        })
+    };
+    run().or_throw(&env)
 }
 
 /// The 6-digit code of a secret at a Unix time in seconds (default now).
-#[napi]
-pub fn code_at(env: Env, secret: Either<String, Buffer>, unix_time: Option<f64>) -> Result<String> {
-    Ok(totp::code_at(&secret_arg(&env, secret)?, time_arg(unix_time)?))
+#[napi(ts_args_type = "secret: string | Buffer, unixTime?: number | null")]
+pub fn code_at(env: Env, secret: Option<Unknown<'_>>, unix_time: Option<Unknown<'_>>) -> Result<String> {
+    let run = || -> Read<String> {
+        Ok(totp::code_at(&secret_arg(secret)?, time_arg("unixTime", Arg::new("unixTime", unix_time).opt_number()?)?))
+    };
+    run().or_throw(&env)
 }
 
 /// The RFC 4226 HOTP value of a counter, zero-padded to 6 digits.
-#[napi]
-pub fn hotp(env: Env, secret: Either<String, Buffer>, counter: i64) -> Result<String> {
-    let counter = u64::try_from(counter).map_err(|_| napi::Error::new(Status::InvalidArg, "counter must be >= 0"))?;
-    Ok(totp::hotp(&secret_arg(&env, secret)?, counter))
+#[napi(ts_args_type = "secret: string | Buffer, counter: number")]
+pub fn hotp(env: Env, secret: Option<Unknown<'_>>, counter: Option<Unknown<'_>>) -> Result<String> {
+    let run = || -> Read<String> {
+        let rule = "must be a whole number from 0 to 2^53 - 1";
+        let counter = Arg::new("counter", counter);
+        let n =
+            counter.opt_whole(MAX_SECONDS, rule)?.ok_or_else(|| CoreError::invalid_input("counter", "is required"))?;
+        Ok(totp::hotp(&secret_arg(secret)?, n))
+    };
+    run().or_throw(&env)
 }
 
 fn verify_step_inner(
-    env: &Env,
-    secret: Either<String, Buffer>,
+    secret: Option<Unknown<'_>>,
     token: Option<Unknown<'_>>,
-    options: Option<VerifyOptions>,
-) -> Result<Option<u64>> {
-    let (unix_time, window) = options.map_or((None, None), |o| (o.unix_time, o.window));
-    let window = window_arg(env, window)?;
-    let secret = secret_arg(env, secret)?;
-    Ok(totp::verify(&secret, token_arg(token)?, time_arg(unix_time)?, window))
+    options: Option<Unknown<'_>>,
+) -> Read<Option<u64>> {
+    let o = VerifyOptions::read(options)?;
+    let unix_time = time_arg("unixTime", o.unix_time)?;
+    let secret = secret_arg(secret)?;
+    let token = Arg::new("token", token).token()?;
+    Ok(totp::verify(&secret, token, unix_time, o.window.map_or(1, |w| w as u8)))
 }
 
 /// Whether `token` is the code of `secret` within `window` steps of `unixTime`. A wrong or
 /// malformed code is `false`. No replay protection: use `verifyStep` for that.
-#[napi(ts_args_type = "secret: string | Buffer, token: unknown, options?: VerifyOptions")]
+#[napi(ts_args_type = "secret: string | Buffer, token: unknown, options?: VerifyOptions | null")]
 pub fn verify(
     env: Env,
-    secret: Either<String, Buffer>,
+    secret: Option<Unknown<'_>>,
     token: Option<Unknown<'_>>,
-    options: Option<VerifyOptions>,
+    options: Option<Unknown<'_>>,
 ) -> Result<bool> {
-    verify_step_inner(&env, secret, token, options).map(|s| s.is_some())
+    verify_step_inner(secret, token, options).map(|s| s.is_some()).or_throw(&env)
 }
 
 /// The time step the code matched, or null. Accept a code only if its step is greater than
 /// the last one you accepted for that user (replay protection), then store it.
-#[napi(ts_args_type = "secret: string | Buffer, token: unknown, options?: VerifyOptions")]
+#[napi(ts_args_type = "secret: string | Buffer, token: unknown, options?: VerifyOptions | null")]
 pub fn verify_step(
     env: Env,
-    secret: Either<String, Buffer>,
+    secret: Option<Unknown<'_>>,
     token: Option<Unknown<'_>>,
-    options: Option<VerifyOptions>,
+    options: Option<Unknown<'_>>,
 ) -> Result<Option<f64>> {
-    verify_step_inner(&env, secret, token, options).map(|s| s.map(|v| v as f64))
+    verify_step_inner(secret, token, options).map(|s| s.map(|v| v as f64)).or_throw(&env)
 }
 
 /// The otpauth Key URI of a secret.
-#[napi]
-pub fn key_uri(env: Env, issuer: String, account: String, secret: Either<String, Buffer>) -> Result<String> {
-    Ok(totp::key_uri(&issuer, &account, &secret_arg(&env, secret)?.to_base32()))
+#[napi(ts_args_type = "issuer: string, account: string, secret: string | Buffer")]
+pub fn key_uri(
+    env: Env,
+    issuer: Option<Unknown<'_>>,
+    account: Option<Unknown<'_>>,
+    secret: Option<Unknown<'_>>,
+) -> Result<String> {
+    let run = || -> Read<String> {
+        let (issuer, account) = (Arg::new("issuer", issuer).string()?, Arg::new("account", account).string()?);
+        Ok(totp::key_uri(&issuer, &account, &secret_arg(secret)?.to_base32()))
+    };
+    run().or_throw(&env)
 }
 
 /// Any text as a QR code, `data:image/png;base64,...`.
-#[napi]
-pub fn qr_png_data_uri(env: Env, text: String) -> Result<String> {
-    totp::qr_png_data_uri(&text).or_throw(&env)
+#[napi(ts_args_type = "text: string")]
+pub fn qr_png_data_uri(env: Env, text: Option<Unknown<'_>>) -> Result<String> {
+    let run = || -> Read<String> { totp::qr_png_data_uri(&Arg::new("text", text).string()?) };
+    run().or_throw(&env)
 }
 
 /// How a token reads under SPEC section 2's grammar.
@@ -136,8 +166,8 @@ pub struct ParsedToken {
 /// How a token value reads: `{kind: "code", code: "012345"}`, `{kind: "missing"}` or
 /// `{kind: "malformed"}`.
 #[napi(ts_args_type = "token: unknown")]
-pub fn parse_token(token: Option<Unknown<'_>>) -> Result<ParsedToken> {
-    Ok(match token_arg(token)? {
+pub fn parse_token(env: Env, token: Option<Unknown<'_>>) -> Result<ParsedToken> {
+    Ok(match Arg::new("token", token).token().or_throw(&env)? {
         Token::Missing => ParsedToken { kind: "missing".into(), code: None },
         Token::Malformed => ParsedToken { kind: "malformed".into(), code: None },
         Token::Code(code) => ParsedToken { kind: "code".into(), code: Some(format!("{:06}", code.value())) },

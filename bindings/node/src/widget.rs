@@ -8,14 +8,14 @@ use std::sync::{Arc, OnceLock};
 use napi::Env;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use rampart_core::Environment;
 use rampart_core::widget::{
     self, CheckoutPart, IframeOptions, Issue as CoreIssue, Mode as CoreMode, ParsedUrl as CoreParsedUrl, Target,
     ValidatedOptions, Validation as CoreValidation, WidgetConfig,
 };
+use rampart_core::{Environment, Error as CoreError};
 use serde_json::Value;
 
-use crate::convert::{environment_arg, time_arg};
+use crate::convert::{Arg, Read, environment_arg, time_arg};
 use crate::errors::{Failure, Throw};
 
 type Outcome<T> = std::result::Result<T, Failure>;
@@ -43,6 +43,29 @@ pub struct WidgetSettings {
     pub height: Option<u32>,
     pub title: Option<String>,
     pub lazy: Option<bool>,
+}
+
+impl WidgetSettings {
+    /// The settings object read field by field; `undefined`/`null` is every default.
+    fn read(value: Option<Unknown<'_>>) -> Read<Self> {
+        let Some(o) = Arg::new("settings", value).opt_object()? else { return Ok(Self::default()) };
+        let size = |field| -> Read<Option<u32>> {
+            Ok(o.get(field)?.opt_whole(f64::from(u32::MAX), "must be a whole number of pixels")?.map(|n| n as u32))
+        };
+        Ok(Self {
+            target: o.get("target")?.opt_string()?,
+            default_environment: o.get("defaultEnvironment")?.opt_string()?,
+            config: Some(o.get("config")?.json()?).filter(|c| !c.is_null()),
+            timestamp: o.get("timestamp")?.opt_number()?,
+            now: o.get("now")?.opt_number()?,
+            max_age: o.get("maxAge")?.opt_number()?,
+            nonce: o.get("nonce")?.opt_string()?,
+            width: size("width")?,
+            height: size("height")?,
+            title: o.get("title")?.opt_string()?,
+            lazy: o.get("lazy")?.opt_bool()?,
+        })
+    }
 }
 
 /// One problem in the options: `code` (stable), `path`, `message` (fixed), the offending
@@ -183,11 +206,16 @@ fn validated(options: &Value, target: Target, s: &WidgetSettings, config: &Widge
     })
 }
 
+/// The options object (any JSON value; a non-object is reported as `options_not_object`).
+fn options_arg(options: Option<Unknown<'_>>) -> Read<Value> {
+    Arg::new("options", options).json()
+}
+
 /// Validates widget options (a plain object with the spec's camelCase names).
-#[napi(ts_args_type = "options: Record<string, unknown>, settings?: WidgetSettings")]
-pub fn validate(env: Env, options: Value, settings: Option<WidgetSettings>) -> Result<Validation> {
-    let s = settings.unwrap_or_default();
+#[napi(ts_args_type = "options: Record<string, unknown>, settings?: WidgetSettings | null")]
+pub fn validate(env: Env, options: Option<Unknown<'_>>, settings: Option<Unknown<'_>>) -> Result<Validation> {
     let run = || -> Outcome<Validation> {
+        let (options, s) = (options_arg(options)?, WidgetSettings::read(settings)?);
         let config = config_arg(s.config.as_ref())?;
         let target = match s.target.as_deref() {
             None | Some("url") => Target::Url,
@@ -201,10 +229,10 @@ pub fn validate(env: Env, options: Value, settings: Option<WidgetSettings>) -> R
 }
 
 /// The canonical custom URL of the options; throws `options_invalid` when they have errors.
-#[napi(ts_args_type = "options: Record<string, unknown>, settings?: WidgetSettings")]
-pub fn build_url(env: Env, options: Value, settings: Option<WidgetSettings>) -> Result<String> {
-    let s = settings.unwrap_or_default();
+#[napi(ts_args_type = "options: Record<string, unknown>, settings?: WidgetSettings | null")]
+pub fn build_url(env: Env, options: Option<Unknown<'_>>, settings: Option<Unknown<'_>>) -> Result<String> {
     let run = || -> Outcome<String> {
+        let (options, s) = (options_arg(options)?, WidgetSettings::read(settings)?);
         let config = config_arg(s.config.as_ref())?;
         Ok(widget::build_url(&validated(&options, Target::Url, &s, &config)?, &config))
     };
@@ -212,10 +240,10 @@ pub fn build_url(env: Env, options: Value, settings: Option<WidgetSettings>) -> 
 }
 
 /// Reads a custom URL back into options (historical forms accepted with warnings).
-#[napi(ts_args_type = "url: string, settings?: WidgetSettings")]
-pub fn parse_url(env: Env, url: String, settings: Option<WidgetSettings>) -> Result<ParsedUrl> {
-    let s = settings.unwrap_or_default();
+#[napi(ts_args_type = "url: string, settings?: WidgetSettings | null")]
+pub fn parse_url(env: Env, url: Option<Unknown<'_>>, settings: Option<Unknown<'_>>) -> Result<ParsedUrl> {
     let run = || -> Outcome<ParsedUrl> {
+        let (url, s) = (Arg::new("url", url).string()?, WidgetSettings::read(settings)?);
         let config = config_arg(s.config.as_ref())?;
         let p = widget::parse_url(&url, &config).map_err(|e| Failure::widget(e.code(), e.message()))?;
         Ok(parsed(&p, &config))
@@ -224,11 +252,17 @@ pub fn parse_url(env: Env, url: String, settings: Option<WidgetSettings>) -> Res
 }
 
 /// The canonical URL signed with the partner's secret key at `settings.timestamp` (default now).
-#[napi(ts_args_type = "options: Record<string, unknown>, secretKey: string, settings?: WidgetSettings")]
-pub fn sign_url(env: Env, options: Value, secret_key: String, settings: Option<WidgetSettings>) -> Result<String> {
-    let s = settings.unwrap_or_default();
-    let ts = time_arg(s.timestamp)?;
+#[napi(ts_args_type = "options: Record<string, unknown>, secretKey: string, settings?: WidgetSettings | null")]
+pub fn sign_url(
+    env: Env,
+    options: Option<Unknown<'_>>,
+    secret_key: Option<Unknown<'_>>,
+    settings: Option<Unknown<'_>>,
+) -> Result<String> {
     let run = || -> Outcome<String> {
+        let (options, s) = (options_arg(options)?, WidgetSettings::read(settings)?);
+        let secret_key = Arg::new("secretKey", secret_key).string()?;
+        let ts = time_arg("timestamp", s.timestamp)?;
         let config = config_arg(s.config.as_ref())?;
         let o = validated(&options, Target::Url, &s, &config)?;
         widget::sign_url(&o, &secret_key, ts, &config).map_err(|e| Failure::widget(e.code(), e.message()))
@@ -237,21 +271,24 @@ pub fn sign_url(env: Env, options: Value, secret_key: String, settings: Option<W
 }
 
 /// Checks a signed URL's signature and age; throws with `kind` saying why it fails.
-#[napi(ts_args_type = "url: string, secretKey: string, settings?: WidgetSettings")]
+#[napi(ts_args_type = "url: string, secretKey: string, settings?: WidgetSettings | null")]
 pub fn verify_signed_url(
     env: Env,
-    url: String,
-    secret_key: String,
-    settings: Option<WidgetSettings>,
+    url: Option<Unknown<'_>>,
+    secret_key: Option<Unknown<'_>>,
+    settings: Option<Unknown<'_>>,
 ) -> Result<ParsedUrl> {
-    let s = settings.unwrap_or_default();
-    let now = time_arg(s.now)?;
-    let max_age = match s.max_age {
-        None => 600,
-        Some(a) if a.is_finite() && a >= 0.0 => a as u64,
-        Some(_) => return Err(napi::Error::new(Status::InvalidArg, "maxAge must be a non-negative number of seconds")),
-    };
     let run = || -> Outcome<ParsedUrl> {
+        let (url, s) = (Arg::new("url", url).string()?, WidgetSettings::read(settings)?);
+        let secret_key = Arg::new("secretKey", secret_key).string()?;
+        let now = time_arg("now", s.now)?;
+        let max_age = match s.max_age {
+            None => 600,
+            Some(a) if a >= 0.0 => a as u64,
+            Some(_) => {
+                return Err(CoreError::invalid_input("maxAge", "must be a non-negative number of seconds").into());
+            }
+        };
         let config = config_arg(s.config.as_ref())?;
         let p = widget::verify_signed_url(&url, &secret_key, now, max_age, &config)
             .map_err(|e| Failure::widget(e.code(), e.message()))?;
@@ -261,10 +298,10 @@ pub fn verify_signed_url(
 }
 
 /// The script snippet (container div, script tag, render call, no-script link).
-#[napi(ts_args_type = "options: Record<string, unknown>, settings?: WidgetSettings")]
-pub fn script_snippet(env: Env, options: Value, settings: Option<WidgetSettings>) -> Result<String> {
-    let s = settings.unwrap_or_default();
+#[napi(ts_args_type = "options: Record<string, unknown>, settings?: WidgetSettings | null")]
+pub fn script_snippet(env: Env, options: Option<Unknown<'_>>, settings: Option<Unknown<'_>>) -> Result<String> {
     let run = || -> Outcome<String> {
+        let (options, s) = (options_arg(options)?, WidgetSettings::read(settings)?);
         let config = config_arg(s.config.as_ref())?;
         let target = if s.target.as_deref() == Some("url") { Target::Url } else { Target::Script };
         let o = validated(&options, target, &s, &config)?;
@@ -278,10 +315,10 @@ pub fn script_snippet(env: Env, options: Value, settings: Option<WidgetSettings>
 }
 
 /// The iframe snippet on the canonical URL (420 x 550 by default).
-#[napi(ts_args_type = "options: Record<string, unknown>, settings?: WidgetSettings")]
-pub fn iframe_snippet(env: Env, options: Value, settings: Option<WidgetSettings>) -> Result<String> {
-    let s = settings.unwrap_or_default();
+#[napi(ts_args_type = "options: Record<string, unknown>, settings?: WidgetSettings | null")]
+pub fn iframe_snippet(env: Env, options: Option<Unknown<'_>>, settings: Option<Unknown<'_>>) -> Result<String> {
     let run = || -> Outcome<String> {
+        let (options, s) = (options_arg(options)?, WidgetSettings::read(settings)?);
         let config = config_arg(s.config.as_ref())?;
         let o = validated(&options, Target::Url, &s, &config)?;
         let frame = IframeOptions {
@@ -304,10 +341,14 @@ pub struct CspDirectives {
     pub header: String,
 }
 
-#[napi(ts_args_type = "environment: string, settings?: WidgetSettings")]
-pub fn csp_directives(env: Env, environment: String, settings: Option<WidgetSettings>) -> Result<CspDirectives> {
-    let s = settings.unwrap_or_default();
+#[napi(ts_args_type = "environment: string, settings?: WidgetSettings | null")]
+pub fn csp_directives(
+    env: Env,
+    environment: Option<Unknown<'_>>,
+    settings: Option<Unknown<'_>>,
+) -> Result<CspDirectives> {
     let run = || -> Outcome<CspDirectives> {
+        let (environment, s) = (Arg::new("environment", environment).string()?, WidgetSettings::read(settings)?);
         let config = config_arg(s.config.as_ref())?;
         let d = widget::csp_directives(environment_arg(&environment)?, &config);
         Ok(CspDirectives { header: d.to_header_value(), frame_src: d.frame_src, script_src: d.script_src })
@@ -329,11 +370,20 @@ pub struct AddressCheck {
 }
 
 /// Checks a receive address for a chain (`bitcoin`, `litecoin`, `ethereum`, `solana`).
-#[napi]
-pub fn validate_address(env: Env, chain: String, address: String, allow_testnet: Option<bool>) -> Result<AddressCheck> {
-    let c = widget::address::Chain::from_name(&chain)
-        .ok_or_else(|| Failure::widget("chain_unknown", "chain must be bitcoin, litecoin, ethereum or solana."))
-        .or_throw(&env)?;
+#[napi(ts_args_type = "chain: string, address: string, allowTestnet?: boolean | null")]
+pub fn validate_address(
+    env: Env,
+    chain: Option<Unknown<'_>>,
+    address: Option<Unknown<'_>>,
+    allow_testnet: Option<Unknown<'_>>,
+) -> Result<AddressCheck> {
+    let args = || -> Outcome<_> {
+        let chain = Arg::new("chain", chain).string()?;
+        let c = widget::address::Chain::from_name(&chain)
+            .ok_or_else(|| Failure::widget("chain_unknown", "chain must be bitcoin, litecoin, ethereum or solana."))?;
+        Ok((c, Arg::new("address", address).string()?, Arg::new("allowTestnet", allow_testnet).opt_bool()?))
+    };
+    let (c, address, allow_testnet) = args().or_throw(&env)?;
     Ok(match widget::address::validate_address(c, &address, allow_testnet.unwrap_or(false)) {
         Ok(info) => AddressCheck {
             valid: true,
