@@ -84,6 +84,14 @@ impl KeyRing {
         self.current
     }
 
+    /// Whether a sealed value names the current key (it may still fail to open: this reads
+    /// only its header).
+    pub fn is_current(&self, sealed: &[u8]) -> bool {
+        sealed.len() >= HEADER_LEN
+            && sealed[0] == VERSION
+            && u32::from_be_bytes([sealed[1], sealed[2], sealed[3], sealed[4]]) == self.current
+    }
+
     /// Parse a key file: one key per line, `ID:HEX` (64 hex digits), or a single bare `HEX`
     /// line meaning id 1. Blank lines and lines starting with `#` are ignored.
     pub fn from_key_file_text(text: &str) -> Result<Self> {

@@ -6,7 +6,9 @@ mod common;
 use common::{Backend, Fixture, contact};
 use rampart_core::lifecycle::{self, MSG_DISABLED};
 use rampart_core::store::{AuditEvent, ContactRecord, PartnerRecord};
-use rampart_core::{Config, ContactId, Environment, Error, ErrorKind, PartnerId, Token, Verification};
+use rampart_core::{
+    Config, ContactId, Environment, Error, ErrorKind, KeyRing, PartnerId, RewrapReport, Service, Token, Verification,
+};
 
 fn assert_err<T: std::fmt::Debug>(r: Result<T, Error>, kind: ErrorKind, code: u16, message: &str) {
     let e = r.expect_err("expected an error");
@@ -32,6 +34,9 @@ conformance!(
     store_partners,
     store_contacts,
     store_kyc_list_and_audit,
+    store_contacts_with_secrets_cursor,
+    rewrap_after_key_rotation,
+    rewrap_leaves_what_no_key_opens,
     create_when_disabled,
     create_replaces_pending,
     create_when_enabled_is_403,
@@ -176,6 +181,111 @@ fn store_kyc_list_and_audit(b: Backend) {
     s.append_audit(&e1).unwrap();
     s.append_audit(&e2).unwrap();
     assert_eq!(s.audit_log().unwrap(), vec![e1, e2]);
+}
+
+fn store_contacts_with_secrets_cursor(b: Backend) {
+    let t = b.open();
+    let s = &t.store;
+    let (p, q) = (PartnerId::random(), PartnerId::random());
+    let mut want = Vec::new();
+    for (i, partner) in [p, q, p, q, p, q, p].iter().enumerate() {
+        let c = contact();
+        s.update_contact(partner, &c, &mut |r| {
+            // Enabled secret, pending secret, both, or none (a KYC mark only).
+            r.secret = (i % 4 == 0 || i % 4 == 2).then(|| vec![1]);
+            r.pending = (i % 4 == 1 || i % 4 == 2).then(|| vec![2]);
+            r.kyc_passed = true;
+            true
+        })
+        .unwrap();
+        if i % 4 != 3 {
+            want.push((*partner, c));
+        }
+    }
+    want.sort();
+    assert_eq!(s.contacts_with_secrets(None, 100).unwrap(), want);
+    // Walked two at a time, each page after the last key of the one before.
+    let (mut walked, mut cursor) = (Vec::new(), None);
+    loop {
+        let page = s.contacts_with_secrets(cursor, 2).unwrap();
+        assert!(page.len() <= 2);
+        let Some(&last) = page.last() else { break };
+        walked.extend(page);
+        cursor = Some(last);
+    }
+    assert_eq!(walked, want);
+    assert_eq!(s.contacts_with_secrets(None, 0).unwrap(), vec![]);
+}
+
+/// A service on the fixture's store with another key ring (as after editing the key file).
+fn with_keys(f: &Fixture, keys: KeyRing) -> Service {
+    Service::builder_shared(f.store.store.clone()).master_keys(keys).clock(f.clock.clone()).build().unwrap()
+}
+
+fn rewrap_after_key_rotation(b: Backend) {
+    let f = Fixture::new(b); // sealed under key 1
+    let (on, pending, plain) = (contact(), contact(), contact());
+    let on_secret = f.enabled(&on);
+    let pending_secret = f.create(&pending);
+    f.service.set_kyc_passed("ops", &f.partner, &plain, true).unwrap();
+    let other = f.service.create_partner("Other", Environment::Sandbox).unwrap().partner_id;
+    f.service.create_2fa(&other, &on, None).unwrap();
+    let audit_before = f.service.audit_log().unwrap().len();
+
+    // Key 2 added: older rows still open under key 1, new writes use key 2.
+    let mut both = KeyRing::new(1, &[42; 32]);
+    both.add(2, &[43; 32]);
+    let rotated = with_keys(&f, both);
+    let report = rotated.rewrap_secrets("ops").unwrap();
+    assert_eq!(report, RewrapReport { key_id: 2, examined: 3, rewrapped: 3, unopenable: 0 });
+    let key2 = KeyRing::new(2, &[43; 32]);
+    for (partner, c) in [(f.partner, on), (f.partner, pending), (other, on)] {
+        let r = f.service.store().contact(&partner, &c).unwrap().unwrap();
+        assert!([&r.secret, &r.pending].into_iter().flatten().all(|s| key2.is_current(s)), "{c} re-sealed");
+    }
+    // One audit event per partner touched, written by the first run only.
+    let events: Vec<_> = rotated.audit_log().unwrap().into_iter().skip(audit_before).collect();
+    assert_eq!(events.iter().map(|e| (e.action.as_str(), e.partner_id)).collect::<Vec<_>>(), {
+        let mut want = vec![("keys.rewrap", f.partner), ("keys.rewrap", other)];
+        want.sort_by_key(|(_, p)| *p);
+        want
+    });
+    assert_eq!(
+        rotated.rewrap_secrets("ops").unwrap(),
+        RewrapReport { key_id: 2, examined: 3, rewrapped: 0, unopenable: 0 }
+    );
+    assert_eq!(rotated.audit_log().unwrap().len(), audit_before + 2, "a run that changes nothing logs nothing");
+
+    // Key 1 removed: every secret still works, the replay state kept.
+    let only2 = with_keys(&f, key2);
+    let code = f.code(&on_secret, 0);
+    assert_eq!(only2.verify_2fa(&f.partner, &on, code.as_str()).unwrap(), Verification::Accepted);
+    assert_eq!(only2.verify_2fa(&f.partner, &on, code.as_str()).unwrap(), Verification::Rejected, "replay");
+    only2.enable_2fa(&f.partner, &pending, f.code(&pending_secret, 0).as_str()).unwrap();
+    assert!(only2.status_2fa(&f.partner, &pending).unwrap());
+    assert_err(
+        only2.rewrap_secrets(" "),
+        ErrorKind::InvalidInput,
+        400,
+        "operator must name who acts, without control characters",
+    );
+}
+
+fn rewrap_leaves_what_no_key_opens(b: Backend) {
+    let f = Fixture::new(b);
+    let c = contact();
+    f.enabled(&c);
+    let before = f.record(&c);
+    // Key 1 removed too early: nothing opens, nothing is changed or logged.
+    let audit_before = f.service.audit_log().unwrap().len();
+    let wrong = with_keys(&f, KeyRing::new(2, &[43; 32]));
+    assert_eq!(
+        wrong.rewrap_secrets("ops").unwrap(),
+        RewrapReport { key_id: 2, examined: 1, rewrapped: 0, unopenable: 1 }
+    );
+    assert_eq!(f.record(&c), before);
+    // The partner was audited (a secret was stale), though nothing could be changed.
+    assert_eq!(wrong.audit_log().unwrap().len(), audit_before + 1);
 }
 
 fn create_when_disabled(b: Backend) {

@@ -258,6 +258,20 @@ fn storage_failures_fail_closed() {
     check(svc.authenticate("sk_sandbox_x").map(drop), ErrorKind::Internal, "Internal server error");
     check(svc.ping(), ErrorKind::Internal, "Internal server error");
     store.fail_reads(false);
+    // Re-sealing under a newer key fails closed too, and leaves every secret as it was.
+    let mut rotated_keys = KeyRing::new(1, &[42; 32]);
+    rotated_keys.add(2, &[43; 32]);
+    let rotated =
+        Service::builder_shared(store.clone()).master_keys(rotated_keys).clock(clock.clone()).build().unwrap();
+    for fail in [FaultyStore::<rampart_core::MemoryStore>::fail_reads, FaultyStore::fail_writes] {
+        fail(&store, true);
+        check(rotated.rewrap_secrets("ops").map(drop), ErrorKind::Internal, "Internal server error");
+        fail(&store, false);
+    }
+    let before = svc.store().contact(&p, &enabled).unwrap();
+    assert!(
+        before.as_ref().and_then(|r| r.secret.as_deref()).is_some_and(|s| KeyRing::new(1, &[42; 32]).is_current(s))
+    );
     // Nothing was lost or half-applied: the states are as before the failures.
     assert!(svc.status_2fa(&p, &enabled).unwrap());
     assert!(!svc.status_2fa(&p, &pending).unwrap());

@@ -130,6 +130,15 @@ impl<S: Store> Store for FaultyStore<S> {
         self.inner.kyc_contacts_without_2fa(partner)
     }
 
+    fn contacts_with_secrets(
+        &self,
+        after: Option<(PartnerId, ContactId)>,
+        limit: usize,
+    ) -> Result<Vec<(PartnerId, ContactId)>, StoreError> {
+        self.read()?;
+        self.inner.contacts_with_secrets(after, limit)
+    }
+
     fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError> {
         self.write()?;
         self.inner.append_audit(event)

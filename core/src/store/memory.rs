@@ -1,6 +1,7 @@
 //! The in-memory store: for tests, and for callers that keep nothing across restarts.
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::{AuditEvent, ContactRecord, PartnerRecord, Store, StoreError};
@@ -107,6 +108,25 @@ impl Store for MemoryStore {
             .iter()
             .filter(|((p, _), r)| p == partner && r.kyc_passed && !r.enabled)
             .map(|((_, c), _)| *c)
+            .collect())
+    }
+
+    fn contacts_with_secrets(
+        &self,
+        after: Option<(PartnerId, ContactId)>,
+        limit: usize,
+    ) -> Result<Vec<(PartnerId, ContactId)>, StoreError> {
+        let inner = self.lock();
+        let from = match after {
+            Some(key) => Bound::Excluded(key),
+            None => Bound::Unbounded,
+        };
+        Ok(inner
+            .contacts
+            .range((from, Bound::Unbounded))
+            .filter(|(_, r)| r.secret.is_some() || r.pending.is_some())
+            .map(|(key, _)| *key)
+            .take(limit)
             .collect())
     }
 

@@ -160,6 +160,15 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// The partner's contacts that passed KYC but have not enabled 2FA, in id order.
     fn kyc_contacts_without_2fa(&self, partner: &PartnerId) -> Result<Vec<ContactId>, StoreError>;
 
+    /// Up to `limit` contacts holding a sealed secret (enabled or pending), in (partner id,
+    /// contact id) byte order, starting after `after`: a cursor for walking every secret (to
+    /// re-seal them under a new master key) without loading them all at once.
+    fn contacts_with_secrets(
+        &self,
+        after: Option<(PartnerId, ContactId)>,
+        limit: usize,
+    ) -> Result<Vec<(PartnerId, ContactId)>, StoreError>;
+
     /// Append to the audit log.
     fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError>;
 

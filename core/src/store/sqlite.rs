@@ -445,6 +445,31 @@ impl Store for SqliteStore {
         })
     }
 
+    fn contacts_with_secrets(
+        &self,
+        after: Option<(PartnerId, ContactId)>,
+        limit: usize,
+    ) -> Result<Vec<(PartnerId, ContactId)>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let key = |r: &Row<'_>| Ok((uuid_col(r, 0)?, uuid_col(r, 1)?));
+        self.read(|conn| match after {
+            None => conn
+                .prepare_cached(
+                    "SELECT partner_id, contact_id FROM contacts WHERE secret IS NOT NULL OR pending IS NOT NULL \
+                     ORDER BY partner_id, contact_id LIMIT ?1",
+                )?
+                .query_map([limit], key)?
+                .collect(),
+            Some((p, c)) => conn
+                .prepare_cached(
+                    "SELECT partner_id, contact_id FROM contacts WHERE (partner_id, contact_id) > (?1, ?2) \
+                     AND (secret IS NOT NULL OR pending IS NOT NULL) ORDER BY partner_id, contact_id LIMIT ?3",
+                )?
+                .query_map(rusqlite::params![p.as_bytes(), c.as_bytes(), limit], key)?
+                .collect(),
+        })
+    }
+
     fn append_audit(&self, e: &AuditEvent) -> Result<(), StoreError> {
         self.write(|tx| {
             tx.prepare_cached(

@@ -82,6 +82,23 @@ enum Command {
         #[command(subcommand)]
         action: ContactCommand,
     },
+    /// The master keys that seal 2FA secrets at rest.
+    Keys {
+        #[command(subcommand)]
+        action: KeysCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum KeysCommand {
+    /// Re-seal every stored 2FA secret under the newest key of the key file, so that older
+    /// keys can then be removed from it; prints {"keyId","examined","rewrapped","unopenable"}
+    /// and fails when a secret opens under no key of the file. Safe while the server runs.
+    Rewrap {
+        /// Who acts, for the audit log (default: $USER, else "operator").
+        #[arg(long, env = "RAMPART_OPERATOR")]
+        operator: Option<String>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -212,6 +229,7 @@ fn run(mut cli: Cli) -> Result<(), Failure> {
         None => serve(cli),
         Some(Command::Partner { action }) => partner_command(&cli, action),
         Some(Command::Contact { action }) => contact_command(&cli, action),
+        Some(Command::Keys { action }) => keys_command(&cli, action),
     }
 }
 
@@ -314,20 +332,25 @@ fn credentials_json(creds: &PartnerCredentials) -> serde_json::Value {
     })
 }
 
-/// A service for operator commands. They never seal or open a 2FA secret, so the master key
-/// is loaded only when one is configured or exists beside the database; otherwise a throwaway
-/// key satisfies the builder and no key file is written.
-fn operator_service(cli: &Cli) -> Result<Service, Failure> {
-    let keys = match &cli.master_key_file {
-        Some(path) => KeyRing::load(path).map_err(explain)?,
-        None => {
-            let beside = default_key_path(&cli.db);
-            if beside.exists() {
-                KeyRing::load(&beside).map_err(explain)?
-            } else {
-                KeyRing::generate().map_err(explain)?
-            }
+/// The configured master key file, else `<db>.key` when it exists.
+fn existing_key_file(cli: &Cli) -> Option<PathBuf> {
+    cli.master_key_file.clone().or_else(|| Some(default_key_path(&cli.db)).filter(|p| p.exists()))
+}
+
+/// A service for operator commands. Partner and contact commands never seal or open a 2FA
+/// secret, so without a key file a throwaway key satisfies the builder and no key file is
+/// written; `keys rewrap` needs the real one (`needs_keys`).
+fn operator_service(cli: &Cli, needs_keys: bool) -> Result<Service, Failure> {
+    let keys = match existing_key_file(cli) {
+        Some(path) => KeyRing::load(&path).map_err(explain)?,
+        None if needs_keys => {
+            return Err(format!(
+                "no master key file: give --master-key-file, or keep {} beside the database",
+                default_key_path(&cli.db).display()
+            )
+            .into());
         }
+        None => KeyRing::generate().map_err(explain)?,
     };
     let store = SqliteStore::open_with(&cli.db, &server_store_options())
         .map_err(|e| format!("cannot open database {}: {e}", cli.db.display()))?;
@@ -339,7 +362,7 @@ fn print_json(value: &serde_json::Value) {
 }
 
 fn partner_command(cli: &Cli, action: PartnerCommand) -> Result<(), Failure> {
-    let service = operator_service(cli)?;
+    let service = operator_service(cli, false)?;
     match action {
         PartnerCommand::Create { name } => {
             let environment = Environment::from(cli.environment);
@@ -368,7 +391,7 @@ fn set_waiver(service: &Service, target: PartnerTarget, waived: bool) -> Result<
 }
 
 fn contact_command(cli: &Cli, action: ContactCommand) -> Result<(), Failure> {
-    let service = operator_service(cli)?;
+    let service = operator_service(cli, false)?;
     let (target, kyc) = match action {
         ContactCommand::MarkKyc(t) => (t, Some(true)),
         ContactCommand::UnmarkKyc(t) => (t, Some(false)),
@@ -389,6 +412,27 @@ fn contact_command(cli: &Cli, action: ContactCommand) -> Result<(), Failure> {
         }
     };
     print_json(&output);
+    Ok(())
+}
+
+fn keys_command(cli: &Cli, action: KeysCommand) -> Result<(), Failure> {
+    let service = operator_service(cli, true)?;
+    let KeysCommand::Rewrap { operator } = action;
+    let operator = operator_name(operator);
+    let r = service.rewrap_secrets(&operator).map_err(explain)?;
+    print_json(&json!({
+        "keyId": r.key_id,
+        "examined": r.examined,
+        "rewrapped": r.rewrapped,
+        "unopenable": r.unopenable,
+    }));
+    if r.unopenable > 0 {
+        return Err(format!(
+            "{} secrets open under no key of the key file: put the removed key back and run again",
+            r.unopenable
+        )
+        .into());
+    }
     Ok(())
 }
 
@@ -427,6 +471,7 @@ mod tests {
             vec!["contact", "mark-kyc", "--partner", id, "--contact", id],
             vec!["contact", "unmark-kyc", "--partner", id, "--contact", id],
             vec!["contact", "reset-lock", "--partner", id, "--contact", id],
+            vec!["keys", "rewrap", "--operator", "alice"],
         ] {
             let full: Vec<&str> = std::iter::once("rampart-server").chain(args.iter().copied()).collect();
             assert!(Cli::try_parse_from(&full).is_ok(), "{args:?}");

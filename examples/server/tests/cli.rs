@@ -177,6 +177,68 @@ fn operator_commands_change_state_and_are_audit_logged() {
 }
 
 #[test]
+fn keys_rewrap_lets_an_old_master_key_be_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let dbs = db.to_str().unwrap();
+    let key_file = dir.path().join("master.keys");
+    let kf = key_file.to_str().unwrap();
+    let (k1, k2, k3) = ("2a".repeat(32), "2b".repeat(32), "2c".repeat(32));
+    let rewrap = || run(&["keys", "rewrap", "--db", dbs, "--master-key-file", kf, "--operator", "dana"]);
+
+    // No key file at all: refused, since a throwaway key would open nothing.
+    let out = run(&["keys", "rewrap", "--db", dbs]);
+    assert!(!out.status.success() && out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no master key file"), "{out:?}");
+
+    // A contact enabled under key 1.
+    let partner = PartnerId::parse(create_partner(&db, "sandbox")["superuserId"].as_str().unwrap()).unwrap();
+    let contact = ContactId::parse(&common::contact()).unwrap();
+    let clock = std::sync::Arc::new(ManualClock::new(common::T0));
+    let with_key = |id: u32, byte: u8| {
+        Service::builder(SqliteStore::open(&db).unwrap())
+            .master_keys(KeyRing::new(id, &[byte; 32]))
+            .clock(clock.clone())
+            .build()
+            .unwrap()
+    };
+    let setup = with_key(1, 0x2a).create_2fa(&partner, &contact, None).unwrap();
+    let secret = Secret::from_base32(&setup.manual).unwrap();
+    with_key(1, 0x2a).enable_2fa(&partner, &contact, totp::code_at(&secret, common::T0).as_str()).unwrap();
+
+    // Key 2 added to the file, then rewrap: the secret moves to key 2; a second run does nothing.
+    std::fs::write(&key_file, format!("1:{k1}\n2:{k2}\n")).unwrap();
+    assert_eq!(stdout_json(&rewrap()), json!({ "keyId": 2, "examined": 1, "rewrapped": 1, "unopenable": 0 }));
+    assert_eq!(stdout_json(&rewrap()), json!({ "keyId": 2, "examined": 1, "rewrapped": 0, "unopenable": 0 }));
+    let log: Vec<(String, String)> =
+        open(&db).audit_log().unwrap().into_iter().map(|e| (e.operator, e.action)).collect();
+    assert_eq!(log, [("dana".to_owned(), "keys.rewrap".to_owned())]);
+
+    // Key 1 removed: the contact still verifies under key 2 alone.
+    std::fs::write(&key_file, format!("2:{k2}\n")).unwrap();
+    clock.advance(30);
+    let code = totp::code_at(&secret, common::T0 + 30);
+    assert_eq!(
+        with_key(2, 0x2b).verify_2fa(&partner, &contact, code.as_str()).unwrap(),
+        rampart_core::Verification::Accepted
+    );
+
+    // Key 2 removed too early: reported, nothing changed, and the command fails.
+    std::fs::write(&key_file, format!("3:{k3}\n")).unwrap();
+    let out = rewrap();
+    assert!(!out.status.success());
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(printed, json!({ "keyId": 3, "examined": 1, "rewrapped": 0, "unopenable": 1 }));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("put the removed key back"));
+    let later = totp::code_at(&secret, common::T0 + 60);
+    clock.advance(30);
+    assert_eq!(
+        with_key(2, 0x2b).verify_2fa(&partner, &contact, later.as_str()).unwrap(),
+        rampart_core::Verification::Accepted
+    );
+}
+
+#[test]
 fn production_refuses_to_start_without_a_master_key() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("prod.db");

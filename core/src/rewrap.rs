@@ -1,0 +1,111 @@
+//! Re-sealing stored secrets under the current master key, so that an older key can be taken
+//! out of the key file. Adding a key never needs this (older rows open under their own key id);
+//! retiring one does.
+
+use crate::crypto::Field;
+use crate::error::{Error, Result};
+use crate::ids::{ContactId, PartnerId};
+use crate::service::Service;
+use crate::store::ContactRecord;
+
+/// Contacts read from the store per page.
+const PAGE: usize = 512;
+
+/// What [`Service::rewrap_secrets`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RewrapReport {
+    /// The current master key id: every secret it could open is now sealed under it.
+    pub key_id: u32,
+    /// Sealed secrets (enabled or pending) looked at.
+    pub examined: u64,
+    /// Secrets re-sealed under the current key.
+    pub rewrapped: u64,
+    /// Secrets no key in the ring opens (a key already removed, or damage). They are left as
+    /// they were; those contacts cannot use 2FA until the key is put back.
+    pub unopenable: u64,
+}
+
+/// One contact's outcome, recomputed each time the store runs the update.
+#[derive(Default)]
+struct Outcome {
+    examined: u64,
+    rewrapped: u64,
+    unopenable: u64,
+    error: Option<Error>,
+}
+
+impl Service {
+    /// Re-seal every stored secret (enabled or pending) that an older master key sealed under
+    /// the current one: an operator action, audit-logged (`keys.rewrap`) once per partner
+    /// before its first change. Runs while the service serves: each contact is re-sealed in its
+    /// own atomic update, and a secret already under the current key is left alone, so a second
+    /// run changes nothing. Afterwards, with `unopenable == 0`, the older keys can be removed.
+    pub fn rewrap_secrets(&self, operator: &str) -> Result<RewrapReport> {
+        Self::check_operator(operator)?;
+        let mut report = RewrapReport { key_id: self.keys().current_key_id(), ..RewrapReport::default() };
+        let mut audited: Option<PartnerId> = None;
+        let mut cursor = None;
+        loop {
+            let page = self.store().contacts_with_secrets(cursor, PAGE).map_err(Self::internal)?;
+            let Some(&last) = page.last() else { break };
+            for (partner, contact) in page {
+                let stale =
+                    self.store().contact(&partner, &contact).map_err(Self::internal)?.is_some_and(|r| {
+                        [&r.secret, &r.pending].into_iter().flatten().any(|s| !self.keys().is_current(s))
+                    });
+                if stale && audited != Some(partner) {
+                    self.audit(operator, "keys.rewrap", &partner, None)?;
+                    audited = Some(partner);
+                }
+                let mut outcome = Outcome::default();
+                self.store()
+                    .update_contact(&partner, &contact, &mut |rec| {
+                        outcome = self.reseal(&partner, &contact, rec);
+                        outcome.rewrapped > 0 && outcome.error.is_none()
+                    })
+                    .map_err(Self::internal)?;
+                if let Some(e) = outcome.error {
+                    return Err(e);
+                }
+                report.examined += outcome.examined;
+                report.rewrapped += outcome.rewrapped;
+                report.unopenable += outcome.unopenable;
+            }
+            cursor = Some(last);
+        }
+        tracing::info!(
+            target: "rampart::audit",
+            operator,
+            key_id = report.key_id,
+            examined = report.examined,
+            rewrapped = report.rewrapped,
+            unopenable = report.unopenable,
+            "secrets re-sealed under the current master key"
+        );
+        Ok(report)
+    }
+
+    /// Re-seals the record's secrets that are not under the current key, in place.
+    fn reseal(&self, partner: &PartnerId, contact: &ContactId, rec: &mut ContactRecord) -> Outcome {
+        let mut outcome = Outcome::default();
+        for (field, slot) in [(Field::Secret, &mut rec.secret), (Field::Pending, &mut rec.pending)] {
+            let Some(sealed) = slot.as_ref() else { continue };
+            outcome.examined += 1;
+            if self.keys().is_current(sealed) {
+                continue;
+            }
+            let Ok(plain) = self.keys().open(partner, contact, field, sealed) else {
+                outcome.unopenable += 1;
+                continue;
+            };
+            match self.keys().seal(partner, contact, field, &plain) {
+                Ok(resealed) => {
+                    *slot = Some(resealed);
+                    outcome.rewrapped += 1;
+                }
+                Err(e) => outcome.error = Some(e),
+            }
+        }
+        outcome
+    }
+}
