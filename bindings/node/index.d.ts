@@ -66,6 +66,11 @@ export declare class Service {
   is2faRequired(partnerId: string, contactId: string): Promise<boolean>
   mayPurchase(partnerId: string, contactId: string): Promise<boolean>
   contactsRequiring2fa(partnerId: string): Promise<Array<string>>
+  /**
+   * An operator action: re-seal every stored secret under the newest master key (after a
+   * line with a higher id was added to the key file), so older keys can then be removed.
+   */
+  rewrapSecrets(operator: string): Promise<RewrapReport>
   auditLog(): Promise<Array<AuditEvent>>
 }
 
@@ -209,6 +214,17 @@ export interface PartnerCredentials {
 
 /** Any text as a QR code, `data:image/png;base64,...`. */
 export declare function qrPngDataUri(text: string): string
+
+/**
+ * What `rewrapSecrets` did: every secret the key ring opens is now sealed under `keyId`;
+ * `unopenable` secrets open under no key and were left as they were.
+ */
+export interface RewrapReport {
+  keyId: number
+  examined: number
+  rewrapped: number
+  unopenable: number
+}
 
 /** The script snippet (container div, script tag, render call, no-script link). */
 export declare function scriptSnippet(options: Record<string, unknown>, settings?: WidgetSettings | null): string

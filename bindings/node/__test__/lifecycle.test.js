@@ -215,3 +215,32 @@ test('a SQLite file service keeps state across reopen', async (ctx) => {
   assert.equal(await b.status2fa(p, contact), true)
   b.close()
 })
+
+test('rewrapSecrets moves every secret to the newest key of the key file', async (ctx) => {
+  const os = require('node:os')
+  const path = require('node:path')
+  const fs = require('node:fs')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rampart-node-'))
+  ctx.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const db = path.join(dir, 'r.db')
+  const keyFile = `${db}.key` // generated beside the database on first open
+  const clock = new rampart.ManualClock(1_700_000_000)
+  const a = new rampart.Service(db, null, clock)
+  const p = (await a.createPartner('Acme')).partnerId
+  const contact = crypto.randomUUID()
+  const manual = await enabled({ service: a, partner: p, contact, clock })
+  a.close()
+  const newKey = `9:${'ab'.repeat(32)}`
+  fs.writeFileSync(keyFile, `${fs.readFileSync(keyFile, 'utf8').trim()}\n${newKey}\n`)
+  const b = new rampart.Service(db, null, clock)
+  assert.deepEqual(await b.rewrapSecrets('ops'), { keyId: 9, examined: 1, rewrapped: 1, unopenable: 0 })
+  assert.deepEqual(await b.rewrapSecrets('ops'), { keyId: 9, examined: 1, rewrapped: 0, unopenable: 0 })
+  assert.deepEqual((await b.auditLog()).map((e) => e.action), ['keys.rewrap'])
+  await rejects(b.rewrapSecrets(''), 400, 'invalid_input', 'operator must name who acts, without control characters')
+  await rejects(b.rewrapSecrets(42), 400, 'invalid_input', 'operator must be a string')
+  b.close()
+  fs.writeFileSync(keyFile, `${newKey}\n`) // the old key removed
+  const c = new rampart.Service(db, null, clock)
+  assert.equal(await c.verify2fa(p, contact, code(manual, clock.now)), true)
+  c.close()
+})

@@ -198,6 +198,17 @@ pub struct AuditEvent {
     pub contact_id: Option<String>,
 }
 
+/// What `rewrapSecrets` did: every secret the key ring opens is now sealed under `keyId`;
+/// `unopenable` secrets open under no key and were left as they were.
+#[napi(object)]
+#[derive(Debug)]
+pub struct RewrapReport {
+    pub key_id: u32,
+    pub examined: f64,
+    pub rewrapped: f64,
+    pub unopenable: f64,
+}
+
 /// `<db>.key`, beside the database (as the example server and the C ABI do).
 fn key_path(db: &Path) -> PathBuf {
     let mut name = db.as_os_str().to_owned();
@@ -684,6 +695,21 @@ impl Service {
     pub fn contacts_requiring_2fa(&self, partner_id: Option<Unknown<'_>>) -> AsyncTask<Call<Vec<String>>> {
         self.call_with(partner_arg(partner_id), |s, p| {
             Ok(s.contacts_requiring_2fa(&p)?.iter().map(ToString::to_string).collect())
+        })
+    }
+
+    /// An operator action: re-seal every stored secret under the newest master key (after a
+    /// line with a higher id was added to the key file), so older keys can then be removed.
+    #[napi(ts_args_type = "operator: string", ts_return_type = "Promise<RewrapReport>")]
+    pub fn rewrap_secrets(&self, operator: Option<Unknown<'_>>) -> AsyncTask<Call<RewrapReport>> {
+        self.call_with(Arg::new("operator", operator).string(), |s, operator| {
+            let r = s.rewrap_secrets(&operator)?;
+            Ok(RewrapReport {
+                key_id: r.key_id,
+                examined: r.examined as f64,
+                rewrapped: r.rewrapped as f64,
+                unopenable: r.unopenable as f64,
+            })
         })
     }
 

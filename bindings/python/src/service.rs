@@ -21,6 +21,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Partner>()?;
     m.add_class::<Authenticated>()?;
     m.add_class::<AuditEvent>()?;
+    m.add_class::<RewrapReport>()?;
     Ok(())
 }
 
@@ -184,6 +185,31 @@ impl AuditEvent {
             self.action,
             self.partner_id,
             self.contact_id.as_ref().map_or("None".to_owned(), |c| format!("'{c}'"))
+        )
+    }
+}
+
+/// What `Service.rewrap_secrets` did: every secret the key ring opens is now sealed under
+/// `key_id`; `unopenable` secrets open under no key and were left as they were.
+#[pyclass(frozen, eq, module = "rampart")]
+#[derive(PartialEq)]
+pub(crate) struct RewrapReport {
+    #[pyo3(get)]
+    key_id: u32,
+    #[pyo3(get)]
+    examined: u64,
+    #[pyo3(get)]
+    rewrapped: u64,
+    #[pyo3(get)]
+    unopenable: u64,
+}
+
+#[pymethods]
+impl RewrapReport {
+    fn __repr__(&self) -> String {
+        format!(
+            "RewrapReport(key_id={}, examined={}, rewrapped={}, unopenable={})",
+            self.key_id, self.examined, self.rewrapped, self.unopenable
         )
     }
 }
@@ -565,6 +591,14 @@ impl Service {
         let p = partner_arg(partner_id)?;
         let ids = self.call(py, move |s| s.contacts_requiring_2fa(&p))?;
         Ok(ids.iter().map(ToString::to_string).collect())
+    }
+
+    /// Re-seal every stored secret under the newest master key (after a line with a higher
+    /// id was added to the key file), so older keys can then be removed: an operator action.
+    #[pyo3(signature = (*, operator))]
+    fn rewrap_secrets(&self, py: Python<'_>, operator: String) -> PyResult<RewrapReport> {
+        let r = self.call(py, move |s| s.rewrap_secrets(&operator))?;
+        Ok(RewrapReport { key_id: r.key_id, examined: r.examined, rewrapped: r.rewrapped, unopenable: r.unopenable })
     }
 
     fn audit_log(&self, py: Python<'_>) -> PyResult<Vec<AuditEvent>> {

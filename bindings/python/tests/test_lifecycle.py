@@ -201,6 +201,29 @@ def test_lock_after_100_failures(partner, contact):
         assert [ev.action for ev in service.audit_log()] == ["contact.reset_lock"]
 
 
+def test_rewrap_secrets_after_a_key_is_added(tmp_path, contact):
+    db = tmp_path / "r.db"
+    key_file = tmp_path / "r.db.key"  # generated beside the database on first open
+    clock = rampart.ManualClock(START)
+    with rampart.Service(db, clock=clock) as service:
+        p = service.create_partner("Acme").partner_id
+        manual = enabled(service, p, contact, clock)
+    old = key_file.read_text().strip()
+    key_file.write_text(f"{old}\n9:{'ab' * 32}\n")
+    with rampart.Service(db, clock=clock) as service:
+        report = service.rewrap_secrets(operator="ops")
+        assert (report.key_id, report.examined, report.rewrapped, report.unopenable) == (9, 1, 1, 0)
+        assert repr(report) == "RewrapReport(key_id=9, examined=1, rewrapped=1, unopenable=0)"
+        assert service.rewrap_secrets(operator="ops").rewrapped == 0
+        assert [ev.action for ev in service.audit_log()] == ["keys.rewrap"]
+        with pytest.raises(rampart.InvalidInputError) as e:
+            service.rewrap_secrets(operator="")
+        check(e, 400, "invalid_input", "operator must name who acts, without control characters")
+    key_file.write_text(f"9:{'ab' * 32}\n")  # the old key removed
+    with rampart.Service(db, clock=clock) as service:
+        assert service.verify_2fa(p, contact, code(manual, clock.now)) is True
+
+
 def test_contact_scoped_to_partner(service, partner, contact, clock):
     enabled(service, partner, contact, clock)
     other = service.create_partner("Other").partner_id

@@ -25,6 +25,7 @@ __all__ = [
     "ParsedUrl",
     "Partner",
     "PartnerCredentials",
+    "RewrapReport",
     "Service",
     "TwoFactorSetup",
     "ValidatedOptions",
@@ -116,6 +117,17 @@ class AuditEvent:
     def contact_id(self) -> Optional[str]: ...
 
 @final
+class RewrapReport:
+    @property
+    def key_id(self) -> int: ...
+    @property
+    def examined(self) -> int: ...
+    @property
+    def rewrapped(self) -> int: ...
+    @property
+    def unopenable(self) -> int: ...
+
+@final
 class Service:
     def __new__(
         cls,
@@ -167,6 +179,7 @@ class Service:
     def is_2fa_required(self, partner_id: _Id, contact_id: _ContactId) -> bool: ...
     def may_purchase(self, partner_id: _Id, contact_id: _ContactId) -> bool: ...
     def contacts_requiring_2fa(self, partner_id: _Id) -> list[str]: ...
+    def rewrap_secrets(self, *, operator: str) -> RewrapReport: ...
     def audit_log(self) -> list[AuditEvent]: ...
 
 @final
