@@ -437,6 +437,29 @@ typedef struct rampart_config {
   void *clock_context;
 } rampart_config;
 
+/**
+ * What `rampart_service_rewrap_secrets` did.
+ */
+typedef struct rampart_rewrap_report {
+  /**
+   * The newest master key id: every secret the key ring opens is now sealed under it.
+   */
+  uint32_t key_id;
+  /**
+   * Sealed secrets (enabled or pending) looked at.
+   */
+  uint64_t examined;
+  /**
+   * Secrets re-sealed under the newest key.
+   */
+  uint64_t rewrapped;
+  /**
+   * Secrets no key of the ring opens (a key removed too early, or damage); left as they were.
+   * Older keys may be removed from the key file once this is 0.
+   */
+  uint64_t unopenable;
+} rampart_rewrap_report;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -923,6 +946,23 @@ rampart_status rampart_service_reset_lock(const struct rampart_service *service,
                                           const char *operator_name,
                                           const char *partner_id,
                                           const char *contact_id);
+
+/**
+ * Re-seal every stored secret under the newest master key (after a line with a higher id was
+ * added to the key file), so older keys can then be removed: an operator action, audit-logged
+ * under `operator_name` once per partner changed. Each contact is re-sealed in its own atomic
+ * update, so it may run while other threads serve; a second run changes nothing.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` (operator name), `RAMPART_STATUS_INTERNAL`.
+ * Ownership: the string is copied, never kept; on success `*out_report` is written (a plain
+ * value). Threading: thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid; `operator_name` NUL-terminated; `out_report` writable.
+ */
+rampart_status rampart_service_rewrap_secrets(const struct rampart_service *service,
+                                              const char *operator_name,
+                                              struct rampart_rewrap_report *out_report);
 
 /**
  * Whether 2FA is required for a contact: it passed KYC and its partner has no waiver.

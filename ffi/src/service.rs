@@ -928,6 +928,55 @@ pub unsafe extern "C" fn rampart_service_reset_lock(
     })
 }
 
+/// What `rampart_service_rewrap_secrets` did.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct rampart_rewrap_report {
+    /// The newest master key id: every secret the key ring opens is now sealed under it.
+    pub key_id: u32,
+    /// Sealed secrets (enabled or pending) looked at.
+    pub examined: u64,
+    /// Secrets re-sealed under the newest key.
+    pub rewrapped: u64,
+    /// Secrets no key of the ring opens (a key removed too early, or damage); left as they were.
+    /// Older keys may be removed from the key file once this is 0.
+    pub unopenable: u64,
+}
+
+/// Re-seal every stored secret under the newest master key (after a line with a higher id was
+/// added to the key file), so older keys can then be removed: an operator action, audit-logged
+/// under `operator_name` once per partner changed. Each contact is re-sealed in its own atomic
+/// update, so it may run while other threads serve; a second run changes nothing.
+///
+/// Errors: `RAMPART_STATUS_INVALID_INPUT` (operator name), `RAMPART_STATUS_INTERNAL`.
+/// Ownership: the string is copied, never kept; on success `*out_report` is written (a plain
+/// value). Threading: thread-safe on a shared handle.
+///
+/// # Safety
+/// Pointers are NULL or valid; `operator_name` NUL-terminated; `out_report` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_service_rewrap_secrets(
+    service: *const rampart_service,
+    operator_name: *const c_char,
+    out_report: *mut rampart_rewrap_report,
+) -> rampart_status {
+    status_call(|| {
+        // SAFETY: pointers obey the contract above.
+        let (service, operator) = unsafe { (self::service(service)?, str_arg(operator_name, "operator_name")?) };
+        let out = Out::new(out_report, "out_report")?;
+        let r = service.rewrap_secrets(operator)?;
+        let report = rampart_rewrap_report {
+            key_id: r.key_id,
+            examined: r.examined,
+            rewrapped: r.rewrapped,
+            unopenable: r.unopenable,
+        };
+        // SAFETY: checked writable out-pointer.
+        unsafe { out.write(report) };
+        Ok(())
+    })
+}
+
 /// Whether 2FA is required for a contact: it passed KYC and its partner has no waiver.
 ///
 /// Errors: the id statuses, `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INTERNAL`.

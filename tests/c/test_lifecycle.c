@@ -577,6 +577,36 @@ static void test_sqlite(const char *dir) {
     rampart_string_free(code);
     rampart_service_free(service);
 
+    /* a newer key added to the key file, then rewrap: the old key can go */
+    FILE *f = fopen(key_file, "a");
+    assert(f != NULL);
+    fprintf(f, "\n9:");
+    for (int i = 0; i < 32; i++) fprintf(f, "ab");
+    fprintf(f, "\n");
+    fclose(f);
+    OK(rampart_service_open(db, &config, &service));
+    rampart_rewrap_report report;
+    memset(&report, 0xff, sizeof report);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_rewrap_secrets(service, "", &report));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_rewrap_secrets(service, OPERATOR, NULL));
+    OK(rampart_service_rewrap_secrets(service, OPERATOR, &report));
+    assert(report.key_id == 9 && report.examined == 1 && report.rewrapped == 1 && report.unopenable == 0);
+    OK(rampart_service_rewrap_secrets(service, OPERATOR, &report));
+    assert(report.examined == 1 && report.rewrapped == 0);
+    rampart_service_free(service);
+    f = fopen(key_file, "w");
+    assert(f != NULL);
+    fprintf(f, "9:");
+    for (int i = 0; i < 32; i++) fprintf(f, "ab");
+    fprintf(f, "\n");
+    fclose(f);
+    OK(rampart_service_open(db, &config, &service));
+    now += 30;
+    code = code_at(secret, now);
+    assert(verify(service, partner, CONTACT_A, code));
+    rampart_string_free(code);
+    rampart_service_free(service);
+
     /* another master key cannot open the secret: fail closed */
     uint8_t other_key[32];
     memset(other_key, 0x42, sizeof other_key);
