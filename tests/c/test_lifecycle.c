@@ -548,6 +548,16 @@ static void test_storage_failures(void) {
     rampart_service_free(service);
 }
 
+/* A key file line `id:abab...` (32 bytes of 0xab), appended (mode "a") or alone (mode "w"). */
+static void put_key_line(const char *path, const char *mode, int id) {
+    FILE *f = fopen(path, mode);
+    assert(f != NULL);
+    fprintf(f, "\n%d:", id);
+    for (int i = 0; i < 32; i++) fprintf(f, "ab");
+    fprintf(f, "\n");
+    fclose(f);
+}
+
 static void test_sqlite(const char *dir) {
     char db[512], key_file[512];
     snprintf(db, sizeof db, "%s/rampart.db", dir);
@@ -578,12 +588,7 @@ static void test_sqlite(const char *dir) {
     rampart_service_free(service);
 
     /* a newer key added to the key file, then rewrap: the old key can go */
-    FILE *f = fopen(key_file, "a");
-    assert(f != NULL);
-    fprintf(f, "\n9:");
-    for (int i = 0; i < 32; i++) fprintf(f, "ab");
-    fprintf(f, "\n");
-    fclose(f);
+    put_key_line(key_file, "a", 9); /* appended: key 1 stays */
     OK(rampart_service_open(db, &config, &service));
     rampart_rewrap_report report;
     memset(&report, 0xff, sizeof report);
@@ -594,12 +599,7 @@ static void test_sqlite(const char *dir) {
     OK(rampart_service_rewrap_secrets(service, OPERATOR, &report));
     assert(report.examined == 1 && report.rewrapped == 0);
     rampart_service_free(service);
-    f = fopen(key_file, "w");
-    assert(f != NULL);
-    fprintf(f, "9:");
-    for (int i = 0; i < 32; i++) fprintf(f, "ab");
-    fprintf(f, "\n");
-    fclose(f);
+    put_key_line(key_file, "w", 9); /* key 1 removed */
     OK(rampart_service_open(db, &config, &service));
     now += 30;
     code = code_at(secret, now);
