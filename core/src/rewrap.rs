@@ -49,11 +49,9 @@ impl Service {
             let page = self.store().contacts_with_secrets(cursor, PAGE).map_err(Self::internal)?;
             let Some(&last) = page.last() else { break };
             for (partner, contact) in page {
-                let stale =
-                    self.store().contact(&partner, &contact).map_err(Self::internal)?.is_some_and(|r| {
-                        [&r.secret, &r.pending].into_iter().flatten().any(|s| !self.keys().is_current(s))
-                    });
-                if stale && audited != Some(partner) {
+                // The audit comes before a partner's first change, so until then each contact is
+                // read once to see whether it will change; afterwards only the update reads it.
+                if audited != Some(partner) && self.needs_reseal(&partner, &contact)? {
                     self.audit(operator, "keys.rewrap", &partner, None)?;
                     audited = Some(partner);
                 }
@@ -83,6 +81,12 @@ impl Service {
             "secrets re-sealed under the current master key"
         );
         Ok(report)
+    }
+
+    /// Whether the contact holds a secret sealed under another key than the current one.
+    fn needs_reseal(&self, partner: &PartnerId, contact: &ContactId) -> Result<bool> {
+        let rec = self.store().contact(partner, contact).map_err(Self::internal)?;
+        Ok(rec.is_some_and(|r| [&r.secret, &r.pending].into_iter().flatten().any(|s| !self.keys().is_current(s))))
     }
 
     /// Re-seals the record's secrets that are not under the current key, in place.
