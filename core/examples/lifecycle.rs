@@ -10,9 +10,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&dir)?;
     let db = dir.join("rampart.db");
 
-    let service = Service::builder(SqliteStore::open(&db)?)
-        .master_keys(KeyRing::load_or_generate(&db.with_extension("db.key"))?)
-        .build()?;
+    let store = SqliteStore::open(&db)?;
+    let keys = KeyRing::load_or_generate(&db.with_extension("db.key"), &store)?;
+    let service = Service::builder(store).master_keys(keys).build()?;
     let partner = service.create_partner("Acme", Environment::Sandbox)?.partner_id;
     let contact = ContactId::parse("6f1c2a4e-93b1-4c55-8f1e-0b9b6a0d2c11")?;
 

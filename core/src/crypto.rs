@@ -22,6 +22,9 @@ use crate::ids::{ContactId, PartnerId};
 const VERSION: u8 = 1;
 const NONCE_LEN: usize = 12;
 const HEADER_LEN: usize = 1 + 4 + NONCE_LEN;
+/// The leading bytes of a sealed value that name its key: the format version and the key id.
+/// Stores group sealed values by them to find the key ids in use.
+pub const KEY_HEADER_LEN: usize = 1 + 4;
 
 /// Fill `buf` from the OS CSPRNG.
 pub(crate) fn fill_random(buf: &mut [u8]) -> Result<()> {
@@ -46,11 +49,20 @@ impl Field {
     }
 }
 
-/// The master key ring. Prints only its key ids.
+/// The master key ring. Prints only its key ids (and the file it came from).
 #[derive(Clone)]
 pub struct KeyRing {
     current: u32,
     ciphers: BTreeMap<u32, Aes256Gcm>,
+    origin: Option<Origin>,
+}
+
+/// Where a ring read from a key file came from, so errors name the file and the line.
+#[derive(Clone, Debug)]
+struct Origin {
+    path: Option<std::path::PathBuf>,
+    /// Key id -> line number (1-based).
+    lines: BTreeMap<u32, usize>,
 }
 
 /// Opening a sealed value failed (wrong key, tampered or moved ciphertext, unknown key id).
@@ -61,9 +73,16 @@ pub struct OpenError(&'static str);
 impl KeyRing {
     /// A ring with one key.
     pub fn new(key_id: u32, key: &[u8; 32]) -> Self {
-        let mut ring = Self { current: key_id, ciphers: BTreeMap::new() };
+        let mut ring = Self { current: key_id, ciphers: BTreeMap::new(), origin: None };
         ring.add(key_id, key);
         ring
+    }
+
+    /// A ring with no key: it seals and opens nothing, so every 2FA call that needs a secret
+    /// fails closed (the operation's 500). For operator tools that only touch partners and
+    /// contact flags and must not need, or invent, the master key.
+    pub fn empty() -> Self {
+        Self { current: 0, ciphers: BTreeMap::new(), origin: None }
     }
 
     /// A ring with one fresh random key (id 1); for tests and ephemeral in-memory use.
@@ -93,47 +112,140 @@ impl KeyRing {
     }
 
     /// Parse a key file: one key per line, `ID:HEX` (64 hex digits), or a single bare `HEX`
-    /// line meaning id 1. Blank lines and lines starting with `#` are ignored.
+    /// line meaning id 1. Blank lines and lines starting with `#` are ignored. A malformed
+    /// line, or a key id given twice, is refused naming the line (never the key).
     pub fn from_key_file_text(text: &str) -> Result<Self> {
-        let bad = || Error::config("master key file must hold lines of ID:HEX with 64 hex digits");
+        let bad = |n: usize, rule: &str| Error::config(format!("line {n}: {rule}"));
         let mut ring: Option<Self> = None;
-        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        let mut lines = BTreeMap::new();
+        for (n, line) in text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
             let (id, hex) = match line.split_once(':') {
-                Some((id, hex)) => (id.trim().parse::<u32>().map_err(|_| bad())?, hex.trim()),
+                Some((id, hex)) => {
+                    let id = id.trim().parse::<u32>().map_err(|_| bad(n, "the key id must be a whole number"))?;
+                    (id, hex.trim())
+                }
                 None => (1, line),
             };
-            let mut bytes =
-                Zeroizing::new(data_encoding::HEXLOWER_PERMISSIVE.decode(hex.as_bytes()).map_err(|_| bad())?);
-            let key: &[u8; 32] = bytes.as_slice().try_into().map_err(|_| bad())?;
+            let mut bytes = Zeroizing::new(
+                data_encoding::HEXLOWER_PERMISSIVE
+                    .decode(hex.as_bytes())
+                    .map_err(|_| bad(n, "must be ID:HEX with 64 hex digits"))?,
+            );
+            let key: &[u8; 32] =
+                bytes.as_slice().try_into().map_err(|_| bad(n, "must be ID:HEX with 64 hex digits"))?;
+            if let Some(first) = lines.insert(id, n) {
+                return Err(bad(n, &format!("key id {id} is given twice (first on line {first})")));
+            }
             match ring.as_mut() {
                 Some(r) => r.add(id, key),
                 None => ring = Some(Self::new(id, key)),
             }
             bytes.zeroize();
         }
-        ring.ok_or_else(bad)
+        let mut ring = ring.ok_or_else(|| Error::config("holds no key: lines of ID:HEX with 64 hex digits"))?;
+        ring.origin = Some(Origin { path: None, lines });
+        Ok(ring)
     }
 
-    /// Read a key file (see [`KeyRing::from_key_file_text`]).
+    /// Read a key file (see [`KeyRing::from_key_file_text`]). On Unix the file must be
+    /// readable by its owner only, as ssh asks of a private key: a file with any group or
+    /// other permission bit is refused, naming the file and its mode. Errors name the file.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = Zeroizing::new(
-            std::fs::read_to_string(path)
-                .map_err(|e| Error::config(format!("cannot read master key file {}", path.display())).with_cause(e))?,
-        );
-        Self::from_key_file_text(&text)
+        let named = |what: String| Error::config(format!("master key file {}: {what}", path.display()));
+        let mut file =
+            std::fs::File::open(path).map_err(|e| named(format!("cannot be read ({})", e.kind())).with_cause(e))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = file.metadata().map_err(|e| named("cannot be read".into()).with_cause(e))?.permissions().mode();
+            if mode & 0o077 != 0 {
+                return Err(named(format!(
+                    "has mode {:04o}; it must be readable by its owner only (chmod 600 {})",
+                    mode & 0o7777,
+                    path.display()
+                )));
+            }
+        }
+        let mut text = Zeroizing::new(String::new());
+        std::io::Read::read_to_string(&mut file, &mut text)
+            .map_err(|e| named("cannot be read as text".into()).with_cause(e))?;
+        let mut ring = Self::from_key_file_text(&text).map_err(|e| named(e.message().to_owned()))?;
+        if let Some(origin) = ring.origin.as_mut() {
+            origin.path = Some(path.to_path_buf());
+        }
+        Ok(ring)
     }
 
-    /// Read the key file, or create it (mode 0600) with one fresh key when it does not exist.
-    pub fn load_or_generate(path: &Path) -> Result<Self> {
+    /// The sandbox default: read the key file, or create it (mode 0600) with one fresh key when
+    /// it does not exist, but only over a store that holds no sealed secret. A store that holds
+    /// some and finds no key file is refused, naming the file: a new key would lock out every
+    /// enabled contact.
+    pub fn load_or_generate(path: &Path, store: &dyn crate::store::Store) -> Result<Self> {
         if path.exists() {
             return Self::load(path);
+        }
+        let holds_secrets = !store
+            .contacts_with_secrets(None, 1)
+            .map_err(|e| Error::config("cannot read the store").with_cause(e))?
+            .is_empty();
+        if holds_secrets {
+            return Err(Error::config(format!(
+                "master key file {} is missing, but the database holds 2FA secrets sealed under it: \
+                 restore the file (a new key would lock out every contact with 2FA)",
+                path.display()
+            )));
         }
         let mut key = Zeroizing::new([0u8; 32]);
         fill_random(key.as_mut())?;
         let text = Zeroizing::new(format!("1:{}\n", data_encoding::HEXLOWER.encode(key.as_ref())));
         crate::fsutil::write_private(path, text.as_bytes())
             .map_err(|e| Error::config(format!("cannot create master key file {}", path.display())).with_cause(e))?;
-        Ok(Self::new(1, &key))
+        let mut ring = Self::new(1, &key);
+        ring.origin = Some(Origin { path: Some(path.to_path_buf()), lines: BTreeMap::from([(1, 1)]) });
+        Ok(ring)
+    }
+
+    /// Check the ring against what a store holds: for every key id that seals a stored secret,
+    /// the ring must hold that key and it must open at least one of the secrets sealed under
+    /// it (a few are tried, so one damaged row does not block a start). Errors name the key
+    /// file and the key's line when the ring came from a file; never a key.
+    pub fn check_against(&self, store: &dyn crate::store::Store) -> Result<()> {
+        if self.ciphers.is_empty() {
+            // An empty ring opens nothing and seals nothing: there is nothing to check.
+            return Ok(());
+        }
+        let samples = store
+            .sealed_samples(SAMPLES_PER_KEY)
+            .map_err(|e| Error::config("cannot read the stored 2FA secrets to check the master keys").with_cause(e))?;
+        let mut by_key: BTreeMap<u32, bool> = BTreeMap::new();
+        for s in &samples {
+            let Some(id) = key_id_of(&s.sealed) else { continue };
+            let opens = self.open(&s.partner_id, &s.contact_id, s.field, &s.sealed).is_ok();
+            *by_key.entry(id).or_default() |= opens;
+        }
+        let file = self.origin.as_ref().and_then(|o| o.path.as_ref());
+        let prefix = file.map_or_else(|| "master key ring".to_owned(), |p| format!("master key file {}", p.display()));
+        for (id, opened) in by_key {
+            if opened {
+                continue;
+            }
+            let line = self.origin.as_ref().and_then(|o| o.lines.get(&id));
+            let message = match (self.ciphers.contains_key(&id), line) {
+                (false, _) => format!(
+                    "{prefix}: stored 2FA secrets are sealed under key id {id}, which it does not hold; \
+                     put that key back"
+                ),
+                (true, Some(line)) => {
+                    format!("{prefix} line {line}: key id {id} opens none of the stored 2FA secrets sealed under it")
+                }
+                (true, None) => format!("{prefix}: key id {id} opens none of the stored 2FA secrets sealed under it"),
+            };
+            return Err(Error::config(message));
+        }
+        Ok(())
     }
 
     fn aad(partner: &PartnerId, contact: &ContactId, field: Field, key_id: u32) -> Vec<u8> {
@@ -186,11 +298,23 @@ impl KeyRing {
     }
 }
 
+/// Sealed values tried per key id by [`KeyRing::check_against`].
+const SAMPLES_PER_KEY: usize = 4;
+
+/// The key id named by a sealed value's header, if it has one of this format.
+fn key_id_of(sealed: &[u8]) -> Option<u32> {
+    match sealed {
+        [VERSION, a, b, c, d, ..] => Some(u32::from_be_bytes([*a, *b, *c, *d])),
+        _ => None,
+    }
+}
+
 impl fmt::Debug for KeyRing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("KeyRing")
             .field("current", &self.current)
             .field("key_ids", &self.ciphers.keys().collect::<Vec<_>>())
+            .field("file", &self.origin.as_ref().and_then(|o| o.path.as_ref()))
             .finish()
     }
 }
@@ -231,5 +355,59 @@ mod tests {
         assert!(old.open(&p, &c, Field::Secret, &resealed).is_err());
         assert!(KeyRing::from_key_file_text("").is_err());
         assert!(KeyRing::from_key_file_text("1:abcd").is_err());
+    }
+
+    fn config_message(r: Result<KeyRing>) -> String {
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Config);
+        e.message().to_owned()
+    }
+
+    #[test]
+    fn key_file_lines_are_named() {
+        let (a, b) = ("07".repeat(32), "09".repeat(32));
+        let twice = format!("# keys\n1:{a}\n\n1:{b}\n");
+        let message = config_message(KeyRing::from_key_file_text(&twice));
+        assert_eq!(message, "line 4: key id 1 is given twice (first on line 2)");
+        assert!(!message.contains(&b[..8]));
+        assert_eq!(
+            config_message(KeyRing::from_key_file_text(&format!("2:{a}\nx:{b}"))),
+            "line 2: the key id must be a whole number"
+        );
+        assert_eq!(config_message(KeyRing::from_key_file_text("1:abcd")), "line 1: must be ID:HEX with 64 hex digits");
+        // A bare line is id 1, so a bare line and `1:` clash too.
+        assert_eq!(
+            config_message(KeyRing::from_key_file_text(&format!("{a}\n1:{b}"))),
+            "line 2: key id 1 is given twice (first on line 1)"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn key_file_modes() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.key");
+        std::fs::write(&path, format!("1:{}\n", "07".repeat(32))).unwrap();
+        for mode in [0o644, 0o640, 0o604, 0o660, 0o601] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let message = config_message(KeyRing::load(&path));
+            assert_eq!(
+                message,
+                format!(
+                    "master key file {0}: has mode {mode:04o}; it must be readable by its owner only (chmod 600 {0})",
+                    path.display()
+                )
+            );
+        }
+        for mode in [0o600, 0o400] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            assert_eq!(KeyRing::load(&path).unwrap().current_key_id(), 1);
+        }
+        let missing = dir.path().join("missing.key");
+        assert!(
+            config_message(KeyRing::load(&missing))
+                .starts_with(&format!("master key file {}: cannot be read", missing.display()))
+        );
     }
 }

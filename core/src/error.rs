@@ -229,6 +229,27 @@ impl Error {
         Self::new(ErrorKind::InvalidInput).with_detail(format!("{field} {rule}"))
     }
 
+    /// A 400 for a body or parameter list that gives one field twice: "duplicate field: <name>"
+    /// (a proxy that reads the first and a server that reads the last must never disagree).
+    pub fn duplicate_field(name: &str) -> Self {
+        Self::new(ErrorKind::InvalidInput).with_detail(format!("duplicate field: {name}"))
+    }
+
+    /// The 400 for a text argument that is not valid Unicode (a lone surrogate from Python or
+    /// JavaScript, invalid UTF-8 from C, a percent-escape of invalid UTF-8 over HTTP). It is
+    /// the field's own error wherever the field has one (`contactId`, `twoFactorIssuer`,
+    /// `widgetText`, `widgetButtonURL`), else "<field> must be valid Unicode text"; so every
+    /// surface answers it with the same kind, and never with a replacement character.
+    pub fn not_unicode(field: &str) -> Self {
+        match field {
+            "contactId" | "contact_id" => ErrorKind::ContactIdInvalid.into(),
+            "twoFactorIssuer" | "issuer" => ErrorKind::IssuerInvalid.into(),
+            "widgetText" | "widget_text" | "text" => ErrorKind::WidgetTextInvalid.into(),
+            "widgetButtonURL" | "widget_button_url" | "url" => ErrorKind::WidgetButtonUrlInvalid.into(),
+            _ => Self::invalid_input(field, "must be valid Unicode text"),
+        }
+    }
+
     /// A 429 telling the caller to wait `seconds` (whole seconds, rounded up).
     pub fn throttled(seconds: u64) -> Self {
         let mut e = Self::new(ErrorKind::Throttled)
@@ -348,6 +369,18 @@ mod tests {
         assert_eq!(e.message(), "Too many failed 2FA attempts, try again in 60 seconds");
         assert_eq!(e.code(), 429);
         assert_eq!(e.retry_after(), Some(60));
+    }
+
+    #[test]
+    fn field_errors() {
+        assert_eq!(Error::duplicate_field("token").message(), "duplicate field: token");
+        assert_eq!(Error::duplicate_field("token").kind(), ErrorKind::InvalidInput);
+        assert_eq!(Error::not_unicode("contactId").kind(), ErrorKind::ContactIdInvalid);
+        assert_eq!(Error::not_unicode("twoFactorIssuer").kind(), ErrorKind::IssuerInvalid);
+        assert_eq!(Error::not_unicode("widgetText").kind(), ErrorKind::WidgetTextInvalid);
+        assert_eq!(Error::not_unicode("widgetButtonURL").kind(), ErrorKind::WidgetButtonUrlInvalid);
+        let other = Error::not_unicode("label");
+        assert_eq!((other.kind(), other.message()), (ErrorKind::InvalidInput, "label must be valid Unicode text"));
     }
 
     #[test]

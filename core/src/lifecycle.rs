@@ -132,6 +132,11 @@ impl Service {
     ) -> Result<TwoFactorSetup> {
         let issuer = self.issuer(issuer)?;
         let fail = |e: Error| e.relabel(ErrorKind::CreateFailed);
+        // Never an orphan contact: the partner must exist (404 otherwise).
+        self.store()
+            .partner(partner)
+            .map_err(|e| Error::new(ErrorKind::CreateFailed).with_cause(e))?
+            .ok_or(ErrorKind::PartnerNotFound)?;
         let secret = Secret::generate(self.config().secret_bytes).map_err(fail)?;
         let mut sealed = Some(self.keys().seal(partner, contact, Field::Pending, secret.as_bytes()).map_err(fail)?);
         let enrolment = totp::enrol(secret, &issuer, label).map_err(|e| {
@@ -183,9 +188,24 @@ impl Service {
         self.attempt(partner, contact, Operation::Verify, token.into())
     }
 
-    /// Whether 2FA is enabled for the contact (unknown contacts: false).
+    /// Whether 2FA is enabled for the contact (unknown contacts: false; an unknown partner:
+    /// 404 "Partner not found").
     pub fn status_2fa(&self, partner: &PartnerId, contact: &ContactId) -> Result<bool> {
-        self.store().contact_enabled(partner, contact).map_err(|e| Error::new(ErrorKind::StatusFailed).with_cause(e))
+        let fail = |e| Error::new(ErrorKind::StatusFailed).with_cause(e);
+        match self.store().contact_enabled(partner, contact).map_err(fail)? {
+            Some(enabled) => Ok(enabled),
+            None => self.partner_exists(partner, ErrorKind::StatusFailed).map(|()| false),
+        }
+    }
+
+    /// `Ok` when the partner exists, else 404 "Partner not found"; a store failure is
+    /// `failure`. Asked only where a contact has no record, so a known contact costs nothing.
+    fn partner_exists(&self, partner: &PartnerId, failure: ErrorKind) -> Result<()> {
+        match self.store().partner(partner) {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err(ErrorKind::PartnerNotFound.into()),
+            Err(e) => Err(Error::new(failure).with_cause(e)),
+        }
     }
 
     fn lifecycle_attempt(&self, partner: &PartnerId, contact: &ContactId, op: Operation, token: Token) -> Result<()> {
@@ -198,13 +218,20 @@ impl Service {
     fn attempt(&self, partner: &PartnerId, contact: &ContactId, op: Operation, token: Token) -> Result<Verification> {
         let now = self.now();
         let mut outcome = Err(Error::new(op.failure()));
+        let mut never_written = false;
         self.store()
             .update_contact(partner, contact, &mut |rec| {
+                never_written = *rec == ContactRecord::default();
                 let (result, write) = self.evaluate(partner, contact, op, token, now, rec);
                 outcome = result;
                 write
             })
             .map_err(|e| Error::new(op.failure()).with_cause(e))?;
+        // A contact with no record is refused on its state (nothing is written); an unknown
+        // partner is the truer answer then.
+        if never_written && outcome.is_err() {
+            self.partner_exists(partner, op.failure())?;
+        }
         outcome
     }
 

@@ -87,14 +87,15 @@ impl Config {
         if n == 0 || n > MAX_SERVICE_NAME_CHARS || name.contains(':') || name.chars().any(char::is_control) {
             return Err(Error::config("service name must be 1 to 61 characters without ':' or control characters"));
         }
+        // Out-of-range numbers are the argument's own 400, as in every surface.
         if self.window > totp::MAX_WINDOW {
-            return Err(Error::config("window must be 0, 1 or 2"));
+            return Err(Error::invalid_input("window", "must be 0, 1 or 2"));
         }
         if !(totp::DEFAULT_SECRET_BYTES..=totp::MAX_SECRET_BYTES).contains(&self.secret_bytes) {
-            return Err(Error::config("secret length must be 20 to 64 bytes"));
+            return Err(Error::invalid_input("secret_bytes", "must be 20 to 64"));
         }
         if self.pending_ttl_secs == 0 {
-            return Err(Error::config("pending secret lifetime must be at least 1 second"));
+            return Err(Error::invalid_input("pending_ttl_secs", "must be at least 1"));
         }
         if self.jwt_secret.as_ref().is_some_and(|s| s.len() < MIN_JWT_SECRET_BYTES) {
             return Err(Error::config("JWT secret must be at least 32 bytes"));
@@ -203,6 +204,9 @@ impl ServiceBuilder {
                 Environment::Sandbox => "a master key is required",
             })
         })?;
+        // A ring that opens none of the stored secrets of a key id would fail every 2FA call of
+        // those contacts: refuse it now, at start.
+        keys.check_against(&*self.store)?;
         let jwt_key = self.config.jwt_secret.as_ref().map(|s| jsonwebtoken::DecodingKey::from_secret(s));
         let auth_cache = crate::partner::AuthCache::new(self.config.auth_cache_ttl);
         Ok(Service { store: self.store, keys, clock: self.clock, config: self.config, jwt_key, auth_cache })

@@ -67,8 +67,9 @@ fn database_files_hold_no_secret_and_no_secret_key() {
 fn key_file_is_private_and_reloads() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rampart.key");
-    let ring = rampart_core::KeyRing::load_or_generate(&path).unwrap();
-    let again = rampart_core::KeyRing::load_or_generate(&path).unwrap();
+    let store = rampart_core::MemoryStore::new();
+    let ring = rampart_core::KeyRing::load_or_generate(&path, &store).unwrap();
+    let again = rampart_core::KeyRing::load_or_generate(&path, &store).unwrap();
     let (p, c) = (rampart_core::PartnerId::random(), contact());
     let sealed = ring.seal(&p, &c, rampart_core::crypto::Field::Secret, b"x").unwrap();
     assert_eq!(&again.open(&p, &c, rampart_core::crypto::Field::Secret, &sealed).unwrap()[..], b"x");
@@ -77,4 +78,92 @@ fn key_file_is_private_and_reloads() {
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
     }
+}
+
+/// A store with one enabled contact sealed under `keys` (SQLite at `db`).
+fn enabled_contact(
+    db: &std::path::Path,
+    keys: rampart_core::KeyRing,
+) -> (rampart_core::PartnerId, rampart_core::ContactId) {
+    let clock = std::sync::Arc::new(rampart_core::ManualClock::new(1_700_000_000));
+    let service = rampart_core::Service::builder(rampart_core::SqliteStore::open(db).unwrap())
+        .master_keys(keys)
+        .clock(clock)
+        .build()
+        .unwrap();
+    let partner = service.create_partner("Acme", rampart_core::Environment::Sandbox).unwrap().partner_id;
+    let c = contact();
+    let setup = service.create_2fa(&partner, &c, None).unwrap();
+    let secret = rampart_core::totp::Secret::from_base32(&setup.manual).unwrap();
+    service.enable_2fa(&partner, &c, rampart_core::totp::code_at(&secret, 1_700_000_000).as_str()).unwrap();
+    (partner, c)
+}
+
+fn start(db: &std::path::Path, keys: rampart_core::KeyRing) -> rampart_core::Result<rampart_core::Service> {
+    rampart_core::Service::builder(rampart_core::SqliteStore::open(db).unwrap()).master_keys(keys).build()
+}
+
+#[test]
+fn a_missing_key_file_is_never_replaced_over_sealed_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, key) = (dir.path().join("r.db"), dir.path().join("r.db.key"));
+    let store = rampart_core::SqliteStore::open(&db).unwrap();
+    let ring = rampart_core::KeyRing::load_or_generate(&key, &store).unwrap();
+    enabled_contact(&db, ring);
+    std::fs::remove_file(&key).unwrap();
+    let e = rampart_core::KeyRing::load_or_generate(&key, &store).unwrap_err();
+    assert_eq!(e.kind(), rampart_core::ErrorKind::Config);
+    assert_eq!(
+        e.message(),
+        format!(
+            "master key file {} is missing, but the database holds 2FA secrets sealed under it: restore the file \
+             (a new key would lock out every contact with 2FA)",
+            key.display()
+        )
+    );
+    assert!(!key.exists(), "no new key was written");
+}
+
+#[test]
+fn a_ring_that_opens_no_stored_secret_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    enabled_contact(&db, rampart_core::KeyRing::new(1, &[7; 32]));
+    // The same key starts; a ring that also holds a newer key starts.
+    start(&db, rampart_core::KeyRing::new(1, &[7; 32])).unwrap();
+    let key_file = dir.path().join("keys");
+    let write_keys = |text: String| {
+        std::fs::write(&key_file, text).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
+        rampart_core::KeyRing::load(&key_file).unwrap()
+    };
+    start(&db, write_keys(format!("1:{}\n2:{}\n", "07".repeat(32), "09".repeat(32)))).unwrap();
+    // Key id 1 with another key: refused, naming the file and the line.
+    let e = start(&db, write_keys(format!("# rotated\n2:{}\n1:{}\n", "09".repeat(32), "08".repeat(32)))).unwrap_err();
+    assert_eq!(e.kind(), rampart_core::ErrorKind::Config);
+    assert_eq!(
+        e.message(),
+        format!(
+            "master key file {} line 3: key id 1 opens none of the stored 2FA secrets sealed under it",
+            key_file.display()
+        )
+    );
+    // Key id 1 gone: refused, naming the missing id.
+    let e = start(&db, write_keys(format!("2:{}\n", "09".repeat(32)))).unwrap_err();
+    assert_eq!(
+        e.message(),
+        format!(
+            "master key file {}: stored 2FA secrets are sealed under key id 1, which it does not hold; put that key back",
+            key_file.display()
+        )
+    );
+    // A ring given in code names no file.
+    let e = start(&db, rampart_core::KeyRing::new(1, &[8; 32])).unwrap_err();
+    assert_eq!(e.message(), "master key ring: key id 1 opens none of the stored 2FA secrets sealed under it");
+    // A ring with no key opens nothing and seals nothing: it starts, and 2FA calls fail closed.
+    start(&db, rampart_core::KeyRing::empty()).unwrap();
 }

@@ -123,7 +123,7 @@ fn store_contacts(b: Backend) {
     })
     .unwrap();
     assert_eq!(s.contact(&p, &c).unwrap(), None, "a false return writes nothing");
-    assert!(!s.contact_enabled(&p, &c).unwrap(), "never written: not enabled");
+    assert_eq!(s.contact_enabled(&p, &c).unwrap(), None, "never written");
     let full = ContactRecord {
         kyc_passed: true,
         enabled: true,
@@ -141,7 +141,7 @@ fn store_contacts(b: Backend) {
     .unwrap();
     assert_eq!(s.contact(&p, &c).unwrap(), Some(full.clone()));
     assert_eq!(s.contact(&q, &c).unwrap(), None, "keyed by partner too");
-    assert!(s.contact_enabled(&p, &c).unwrap() && !s.contact_enabled(&q, &c).unwrap());
+    assert_eq!((s.contact_enabled(&p, &c).unwrap(), s.contact_enabled(&q, &c).unwrap()), (Some(true), None));
     s.update_contact(&p, &c, &mut |r| {
         assert_eq!(*r, full);
         r.secret = None;
@@ -150,7 +150,7 @@ fn store_contacts(b: Backend) {
     })
     .unwrap();
     assert_eq!(s.contact(&p, &c).unwrap().unwrap().secret, None);
-    assert!(!s.contact_enabled(&p, &c).unwrap());
+    assert_eq!(s.contact_enabled(&p, &c).unwrap(), Some(false));
 }
 
 fn store_kyc_list_and_audit(b: Backend) {
@@ -273,19 +273,38 @@ fn rewrap_after_key_rotation(b: Backend) {
 
 fn rewrap_leaves_what_no_key_opens(b: Backend) {
     let f = Fixture::new(b);
-    let c = contact();
+    let (c, damaged) = (contact(), contact());
     f.enabled(&c);
-    let before = f.record(&c);
-    // Key 1 removed too early: nothing opens, nothing is changed or logged.
-    let audit_before = f.service.audit_log().unwrap().len();
-    let wrong = with_keys(&f, KeyRing::new(2, &[43; 32]));
+    f.enabled(&damaged);
+    // Key 1 removed too early: the ring opens none of key 1's secrets, so it is refused at start.
+    let e = Service::builder_shared(f.store.store.clone()).master_keys(KeyRing::new(2, &[43; 32])).build().unwrap_err();
+    assert_eq!(e.kind(), rampart_core::ErrorKind::Config);
     assert_eq!(
-        wrong.rewrap_secrets("ops").unwrap(),
-        RewrapReport { key_id: 2, examined: 1, rewrapped: 0, unopenable: 1 }
+        e.message(),
+        "master key ring: stored 2FA secrets are sealed under key id 1, which it does not hold; put that key back"
     );
-    assert_eq!(f.record(&c), before);
-    // The partner was audited (a secret was stale), though nothing could be changed.
-    assert_eq!(wrong.audit_log().unwrap().len(), audit_before + 1);
+    // One damaged ciphertext: key 1 still opens the other, so the ring starts; rewrap moves the
+    // good one to key 2 and leaves the damaged one as it is.
+    f.service
+        .store()
+        .update_contact(&f.partner, &damaged, &mut |r| {
+            if let Some(s) = r.secret.as_mut() {
+                *s.last_mut().unwrap() ^= 1;
+            }
+            true
+        })
+        .unwrap();
+    let before = f.record(&damaged);
+    let mut both = KeyRing::new(1, &[42; 32]);
+    both.add(2, &[43; 32]);
+    let audit_before = f.service.audit_log().unwrap().len();
+    let rotated = with_keys(&f, both);
+    assert_eq!(
+        rotated.rewrap_secrets("ops").unwrap(),
+        RewrapReport { key_id: 2, examined: 2, rewrapped: 1, unopenable: 1 }
+    );
+    assert_eq!(f.record(&damaged), before);
+    assert_eq!(rotated.audit_log().unwrap().len(), audit_before + 1);
 }
 
 fn create_when_disabled(b: Backend) {

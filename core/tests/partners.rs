@@ -182,13 +182,15 @@ fn configuration_is_checked() {
     assert!(build(&|b| b).is_ok());
     for (why, f) in [
         ("short JWT secret", &(|b: rampart_core::ServiceBuilder| b.jwt_secret(b"short".to_vec())) as &dyn Fn(_) -> _),
-        ("window 3", &|b: rampart_core::ServiceBuilder| b.window(3)),
         ("empty service name", &|b: rampart_core::ServiceBuilder| b.service_name("")),
         ("colon in service name", &|b: rampart_core::ServiceBuilder| b.service_name("a:b")),
         ("auth cache over 60 s", &|b: rampart_core::ServiceBuilder| b.auth_cache_ttl(Duration::from_secs(61))),
     ] {
         assert_eq!(build(f).unwrap_err().kind(), ErrorKind::Config, "{why}");
     }
+    // An out-of-range number is the argument's own 400, as in every surface.
+    let e = build(&|b| b.window(3)).unwrap_err();
+    assert_eq!((e.kind(), e.code(), e.message()), (ErrorKind::InvalidInput, 400, "window must be 0, 1 or 2"));
     let e =
         Service::builder(rampart_core::MemoryStore::new()).environment(Environment::Production).build().unwrap_err();
     assert_eq!((e.kind(), e.message()), (ErrorKind::Config, "production refuses to start without a master key"));
@@ -277,4 +279,23 @@ fn storage_failures_fail_closed() {
     assert!(!svc.status_2fa(&p, &pending).unwrap());
     svc.enable_2fa(&p, &pending, pending_code.as_str()).unwrap();
     assert!(svc.verify_2fa(&p, &enabled, code(1).as_str()).unwrap().is_accepted());
+}
+
+#[test]
+fn an_unknown_partner_is_404_and_never_an_orphan_contact() {
+    for b in [Backend::Memory, Backend::Sqlite] {
+        let f = Fixture::new(b);
+        let (ghost, c) = (rampart_core::PartnerId::random(), common::contact());
+        let not_found = |e: rampart_core::Error| (e.kind(), e.code(), e.message().to_owned());
+        let want = (ErrorKind::PartnerNotFound, 404, "Partner not found".to_owned());
+        assert_eq!(not_found(f.service.create_2fa(&ghost, &c, None).unwrap_err()), want);
+        assert_eq!(f.service.store().contact(&ghost, &c).unwrap(), None, "no orphan contact");
+        assert_eq!(not_found(f.service.status_2fa(&ghost, &c).unwrap_err()), want);
+        assert_eq!(not_found(f.service.enable_2fa(&ghost, &c, "123456").unwrap_err()), want);
+        assert_eq!(not_found(f.service.disable_2fa(&ghost, &c, "123456").unwrap_err()), want);
+        assert_eq!(not_found(f.service.verify_2fa(&ghost, &c, "123456").unwrap_err()), want);
+        // A known partner's unknown contact is simply disabled.
+        assert!(!f.service.status_2fa(&f.partner, &c).unwrap());
+        assert_eq!(f.service.verify_2fa(&f.partner, &c, "123456").unwrap_err().kind(), ErrorKind::NotEnabled);
+    }
 }

@@ -223,7 +223,7 @@ fn open(settings: Settings, store: Arc<dyn Store>, key_file: Option<&Path>) -> R
     let keys = match settings.key {
         MasterKey::Given(keys) => keys,
         MasterKey::SandboxDefault => match key_file {
-            Some(path) => KeyRing::load_or_generate(path)?,
+            Some(path) => KeyRing::load_or_generate(path, &*store)?,
             None => KeyRing::generate()?,
         },
     };

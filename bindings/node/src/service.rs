@@ -371,7 +371,7 @@ impl Service {
                     .or_throw(&env)?;
                 let keys = match given {
                     Some(k) => k,
-                    None => KeyRing::load_or_generate(&key_path(db)).or_throw(&env)?,
+                    None => KeyRing::load_or_generate(&key_path(db), &store).or_throw(&env)?,
                 };
                 (Arc::new(store), keys)
             }

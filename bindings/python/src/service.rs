@@ -305,7 +305,7 @@ impl Service {
                             .map_err(|e| Error::config("cannot open the database").with_cause(e))?;
                         let keys = match given {
                             Some(k) => k,
-                            None => KeyRing::load_or_generate(&key_path(db))?,
+                            None => KeyRing::load_or_generate(&key_path(db), &store)?,
                         };
                         (Arc::new(store), keys)
                     }

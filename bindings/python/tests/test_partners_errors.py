@@ -71,9 +71,9 @@ def test_error_hierarchy_and_attributes():
 
 
 def test_config_errors(tmp_path):
-    with pytest.raises(rampart.ConfigError) as e:
+    with pytest.raises(rampart.InvalidInputError) as e:
         rampart.Service(window=3)
-    assert (e.value.code, e.value.kind, e.value.message) == (500, "config", "window must be 0, 1 or 2")
+    assert (e.value.code, e.value.kind, e.value.message) == (400, "invalid_input", "window must be 0, 1 or 2")
     with pytest.raises(rampart.ConfigError) as e:
         rampart.Service(tmp_path / "p.db", environment="production")
     assert e.value.message == "production refuses to start without a master key"

@@ -17,6 +17,7 @@ pub use faulty::FaultyStore;
 pub use memory::MemoryStore;
 pub use sqlite::{SqliteOptions, SqliteStore};
 
+use crate::crypto::{Field, KEY_HEADER_LEN};
 use crate::ids::{ContactId, PartnerId};
 use crate::partner::Environment;
 
@@ -117,6 +118,29 @@ pub struct AuditEvent {
     pub contact_id: Option<ContactId>,
 }
 
+/// A stored sealed secret, as [`Store::sealed_samples`] returns it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SealedSample {
+    /// The partner.
+    pub partner_id: PartnerId,
+    /// The contact.
+    pub contact_id: ContactId,
+    /// Which of the contact's secrets.
+    pub field: Field,
+    /// The sealed value.
+    pub sealed: Vec<u8>,
+}
+
+impl fmt::Debug for SealedSample {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SealedSample")
+            .field("partner_id", &self.partner_id)
+            .field("contact_id", &self.contact_id)
+            .field("field", &self.field)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Persistent storage for partners, contacts and the audit log.
 ///
 /// Implementations must make each `update_*` call atomic with respect to every other call,
@@ -142,10 +166,10 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// A contact's record, if it was ever written.
     fn contact(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<ContactRecord>, StoreError>;
 
-    /// Whether a contact has 2FA enabled (false when never written). A store may answer this
-    /// without reading the whole record; the default reads it.
-    fn contact_enabled(&self, partner: &PartnerId, contact: &ContactId) -> Result<bool, StoreError> {
-        Ok(self.contact(partner, contact)?.is_some_and(|r| r.enabled))
+    /// Whether a contact has 2FA enabled; `None` when the record was never written. A store
+    /// may answer this without reading the whole record; the default reads it.
+    fn contact_enabled(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<bool>, StoreError> {
+        Ok(self.contact(partner, contact)?.map(|r| r.enabled))
     }
 
     /// Atomically read (default when absent), change and write a contact. `f` returns whether
@@ -168,6 +192,33 @@ pub trait Store: Send + Sync + fmt::Debug {
         after: Option<(PartnerId, ContactId)>,
         limit: usize,
     ) -> Result<Vec<(PartnerId, ContactId)>, StoreError>;
+
+    /// Up to `per_header` sealed secrets (enabled or pending) for each distinct header, the
+    /// first [`KEY_HEADER_LEN`] bytes of a sealed value (its format and key id): what a start
+    /// checks the master keys against. The default walks every contact with a secret; a store
+    /// may answer with one query.
+    fn sealed_samples(&self, per_header: usize) -> Result<Vec<SealedSample>, StoreError> {
+        let mut seen: std::collections::HashMap<Vec<u8>, usize> = std::collections::HashMap::new();
+        let mut out = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = self.contacts_with_secrets(cursor, 512)?;
+            let Some(&last) = page.last() else { return Ok(out) };
+            for (partner_id, contact_id) in page {
+                let Some(rec) = self.contact(&partner_id, &contact_id)? else { continue };
+                for (field, sealed) in [(Field::Secret, rec.secret), (Field::Pending, rec.pending)] {
+                    let Some(sealed) = sealed else { continue };
+                    let header = sealed.get(..KEY_HEADER_LEN).unwrap_or(&sealed).to_vec();
+                    let count = seen.entry(header).or_default();
+                    if *count < per_header {
+                        *count += 1;
+                        out.push(SealedSample { partner_id, contact_id, field, sealed });
+                    }
+                }
+            }
+            cursor = Some(last);
+        }
+    }
 
     /// Append to the audit log.
     fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError>;

@@ -17,7 +17,8 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
 
-use super::{AuditEvent, ContactRecord, PartnerRecord, Store, StoreError};
+use super::{AuditEvent, ContactRecord, PartnerRecord, SealedSample, Store, StoreError};
+use crate::crypto::Field;
 use crate::ids::{ContactId, PartnerId};
 use crate::partner::Environment;
 
@@ -387,12 +388,11 @@ impl Store for SqliteStore {
         self.read(|c| select_contact(c, partner, contact))
     }
 
-    fn contact_enabled(&self, partner: &PartnerId, contact: &ContactId) -> Result<bool, StoreError> {
+    fn contact_enabled(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<bool>, StoreError> {
         self.read(|c| {
             c.prepare_cached("SELECT enabled FROM contacts WHERE partner_id = ?1 AND contact_id = ?2")?
                 .query_row(params![partner.as_bytes(), contact.as_bytes()], |r| r.get::<_, bool>(0))
                 .optional()
-                .map(|enabled| enabled.unwrap_or(false))
         })
     }
 
@@ -467,6 +467,34 @@ impl Store for SqliteStore {
                 )?
                 .query_map(rusqlite::params![p.as_bytes(), c.as_bytes(), limit], key)?
                 .collect(),
+        })
+    }
+
+    fn sealed_samples(&self, per_header: usize) -> Result<Vec<SealedSample>, StoreError> {
+        let limit = i64::try_from(per_header).unwrap_or(i64::MAX);
+        // One pass over the table: a start-up check, not a request path (no index is kept for
+        // it, so verify writes pay nothing).
+        self.read(|c| {
+            c.prepare_cached(
+                "SELECT partner_id, contact_id, field, sealed FROM (
+                    SELECT partner_id, contact_id, 0 AS field, secret AS sealed,
+                        row_number() OVER (PARTITION BY substr(secret, 1, 5)) AS n
+                    FROM contacts WHERE secret IS NOT NULL
+                    UNION ALL
+                    SELECT partner_id, contact_id, 1, pending,
+                        row_number() OVER (PARTITION BY substr(pending, 1, 5))
+                    FROM contacts WHERE pending IS NOT NULL
+                 ) WHERE n <= ?1",
+            )?
+            .query_map([limit], |r| {
+                Ok(SealedSample {
+                    partner_id: uuid_col(r, 0)?,
+                    contact_id: uuid_col(r, 1)?,
+                    field: if r.get::<_, i64>(2)? == 0 { Field::Secret } else { Field::Pending },
+                    sealed: r.get(3)?,
+                })
+            })?
+            .collect()
         })
     }
 

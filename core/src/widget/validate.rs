@@ -453,12 +453,20 @@ impl<'a> Validator<'a> {
             (Some(Some(env)), _) => Some(env),
             // Already reported; the hint still drives the checks that depend on it.
             (Some(None), hint) => hint,
-            (None, Some(hint)) if self.target == Target::Url => Some(hint),
+            // A caller's hint wins; a key of the other environment is then `publicKey`'s error.
+            (None, Some(hint)) if self.target == Target::Url || self.key_environment().is_some() => Some(hint),
+            // No option and no hint: a publishable key's prefix says it.
+            (None, None) if self.key_environment().is_some() => self.key_environment(),
             (None, hint) => {
                 self.push(Issue::new(IssueCode::EnvironmentRequired, "environment"));
                 hint
             }
         }
+    }
+
+    /// The environment a well-formed `publicKey` names (`pk_sandbox_...`), if any.
+    fn key_environment(&self) -> Option<Environment> {
+        self.get("publicKey").and_then(Value::as_str).and_then(publishable_key_environment)
     }
 
     fn client_name(&mut self) -> Option<String> {

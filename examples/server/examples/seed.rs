@@ -28,8 +28,8 @@ fn codes(out: &Path) -> Result<()> {
 fn seed(db: &Path, n: usize, out: &Path) -> Result<()> {
     let mut key_file = db.as_os_str().to_owned();
     key_file.push(".key");
-    let keys = KeyRing::load_or_generate(&PathBuf::from(key_file))?;
     let store = SqliteStore::open(db)?;
+    let keys = KeyRing::load_or_generate(&PathBuf::from(key_file), &store)?;
     let service = Service::builder(SqliteStore::open(db)?).master_keys(keys.clone()).build()?;
     let creds = service.create_partner("Load benchmark", Environment::Sandbox)?;
     let partner = creds.partner_id;

@@ -37,8 +37,13 @@ struct Cli {
     service_name: String,
 
     /// HS256 secret (at least 32 bytes) enabling legacy JWT authentication; off when absent.
-    #[arg(long, env = "RAMPART_JWT_SECRET", hide_env_values = true, value_parser = parse_secret)]
+    /// Every local user can read a command line: prefer --jwt-secret-file (or the environment).
+    #[arg(long, env = "RAMPART_JWT_SECRET", hide_env_values = true, value_parser = parse_secret, conflicts_with = "jwt_secret_file")]
     jwt_secret: Option<JwtSecret>,
+
+    /// File holding the legacy JWT secret (its first line, surrounding white space removed).
+    #[arg(long, env = "RAMPART_JWT_SECRET_FILE")]
+    jwt_secret_file: Option<PathBuf>,
 
     /// Master key file (`id:hex` lines). Without it, sandbox uses `<db>.key` (generated 0600
     /// when missing) and production refuses to start.
@@ -250,26 +255,60 @@ fn server_store_options() -> SqliteOptions {
     SqliteOptions { max_readers: blocking_threads(), mmap_bytes: 0, checkpoint_pages: 100, ..SqliteOptions::default() }
 }
 
+/// The legacy JWT secret: from `--jwt-secret-file`, or from `--jwt-secret` / the environment.
+/// A secret given on the command line is readable by every local user (`ps`), so it is warned
+/// about; the environment variable and the file are not.
+fn jwt_secret(cli: &Cli) -> Result<Option<JwtSecret>, Failure> {
+    if let Some(path) = &cli.jwt_secret_file {
+        let text = Zeroizing::new(
+            std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read JWT secret file {}: {}", path.display(), e.kind()))?,
+        );
+        let line = text.lines().next().unwrap_or_default().trim();
+        if line.is_empty() {
+            return Err(format!("JWT secret file {} is empty", path.display()).into());
+        }
+        return Ok(Some(JwtSecret(Zeroizing::new(line.to_owned()))));
+    }
+    if cli.jwt_secret.is_some()
+        && std::env::args_os()
+            .any(|a| a == "--jwt-secret" || a.to_str().is_some_and(|a| a.starts_with("--jwt-secret=")))
+    {
+        tracing::warn!(
+            "the JWT secret was given on the command line, where every local user can read it; \
+             use --jwt-secret-file PATH or RAMPART_JWT_SECRET instead"
+        );
+    }
+    Ok(cli.jwt_secret.clone())
+}
+
 fn serve(cli: Cli) -> Result<(), Failure> {
     let environment = Environment::from(cli.environment);
-    // Check the key before touching the database, so a refused start leaves nothing behind.
-    let keys = match (&cli.master_key_file, environment) {
-        (Some(path), _) => KeyRing::load(path).map_err(explain)?,
-        (None, Environment::Sandbox) => KeyRing::load_or_generate(&default_key_path(&cli.db)).map_err(explain)?,
+    // Check what needs no database first, so a refused start leaves nothing behind.
+    let given_keys = match (&cli.master_key_file, environment) {
+        (Some(path), _) => Some(KeyRing::load(path).map_err(explain)?),
+        (None, Environment::Sandbox) => None,
         (None, Environment::Production) => {
             return Err("production refuses to start without a master key: pass --master-key-file PATH \
                         (or set RAMPART_MASTER_KEY_FILE)"
                 .into());
         }
     };
+    let jwt_secret = jwt_secret(&cli)?;
     let store = SqliteStore::open_with(&cli.db, &server_store_options())
         .map_err(|e| format!("cannot open database {}: {e}", cli.db.display()))?;
+    // Sandbox default: `<db>.key`, generated only into a store that holds no sealed secret.
+    let keys = match given_keys {
+        Some(keys) => keys,
+        None => KeyRing::load_or_generate(&default_key_path(&cli.db), &store).map_err(explain)?,
+    };
+    // Building checks the keys open the stored secrets (one per key id in use).
     let mut builder = Service::builder(store)
         .master_keys(keys)
         .environment(environment)
         .service_name(cli.service_name.clone())
         .auth_cache_ttl(std::time::Duration::from_secs(cli.auth_cache_secs));
-    if let Some(secret) = cli.jwt_secret {
+    if let Some(secret) = jwt_secret {
         builder = builder.jwt_secret(secret.0.as_bytes().to_vec());
     }
     let service = Arc::new(builder.build().map_err(explain)?);
@@ -338,8 +377,8 @@ fn existing_key_file(cli: &Cli) -> Option<PathBuf> {
 }
 
 /// A service for operator commands. Partner and contact commands never seal or open a 2FA
-/// secret, so without a key file a throwaway key satisfies the builder and no key file is
-/// written; `keys rewrap` needs the real one (`needs_keys`).
+/// secret, so without a key file they run on a ring with no key (which opens and seals nothing)
+/// and no key file is written; `keys rewrap` needs the real one (`needs_keys`).
 fn operator_service(cli: &Cli, needs_keys: bool) -> Result<Service, Failure> {
     let keys = match existing_key_file(cli) {
         Some(path) => KeyRing::load(&path).map_err(explain)?,
@@ -350,7 +389,7 @@ fn operator_service(cli: &Cli, needs_keys: bool) -> Result<Service, Failure> {
             )
             .into());
         }
-        None => KeyRing::generate().map_err(explain)?,
+        None => KeyRing::empty(),
     };
     let store = SqliteStore::open_with(&cli.db, &server_store_options())
         .map_err(|e| format!("cannot open database {}: {e}", cli.db.display()))?;

@@ -639,8 +639,8 @@ async fn state_survives_a_restart_on_the_same_database_and_key() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let key_file = dir.path().join("r.db.key");
-    let keys = || KeyRing::load_or_generate(&key_file).unwrap();
     let store = || Arc::new(SqliteStore::open(&db).unwrap());
+    let keys = || KeyRing::load_or_generate(&key_file, &*store()).unwrap();
 
     let s = Setup { store: store(), keys: keys(), ..Setup::default() }.start().await;
     let (_, key) = s.partner();

@@ -45,9 +45,19 @@ fn create_partner(db: &Path, env: &str) -> Value {
 }
 
 /// A service on the same database for checking what the binary did. The commands under test
-/// never open sealed secrets, so any key will do.
+/// never open sealed secrets, so a ring with no key will do.
 fn open(db: &Path) -> Service {
-    Service::builder(SqliteStore::open(db).unwrap()).master_keys(KeyRing::generate().unwrap()).build().unwrap()
+    Service::builder(SqliteStore::open(db).unwrap()).master_keys(KeyRing::empty()).build().unwrap()
+}
+
+/// Write a master key file readable by its owner only, as the server asks.
+fn write_key_file(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
 }
 
 #[test]
@@ -207,7 +217,7 @@ fn keys_rewrap_lets_an_old_master_key_be_removed() {
     with_key(1, 0x2a).enable_2fa(&partner, &contact, totp::code_at(&secret, common::T0).as_str()).unwrap();
 
     // Key 2 added to the file, then rewrap: the secret moves to key 2; a second run does nothing.
-    std::fs::write(&key_file, format!("1:{k1}\n2:{k2}\n")).unwrap();
+    write_key_file(&key_file, &format!("1:{k1}\n2:{k2}\n"));
     assert_eq!(stdout_json(&rewrap()), json!({ "keyId": 2, "examined": 1, "rewrapped": 1, "unopenable": 0 }));
     assert_eq!(stdout_json(&rewrap()), json!({ "keyId": 2, "examined": 1, "rewrapped": 0, "unopenable": 0 }));
     let log: Vec<(String, String)> =
@@ -215,7 +225,7 @@ fn keys_rewrap_lets_an_old_master_key_be_removed() {
     assert_eq!(log, [("dana".to_owned(), "keys.rewrap".to_owned())]);
 
     // Key 1 removed: the contact still verifies under key 2 alone.
-    std::fs::write(&key_file, format!("2:{k2}\n")).unwrap();
+    write_key_file(&key_file, &format!("2:{k2}\n"));
     clock.advance(30);
     let code = totp::code_at(&secret, common::T0 + 30);
     assert_eq!(
@@ -223,13 +233,17 @@ fn keys_rewrap_lets_an_old_master_key_be_removed() {
         rampart_core::Verification::Accepted
     );
 
-    // Key 2 removed too early: reported, nothing changed, and the command fails.
-    std::fs::write(&key_file, format!("3:{k3}\n")).unwrap();
+    // Key 2 removed too early: refused at start, naming the key id, and nothing changed.
+    write_key_file(&key_file, &format!("3:{k3}\n"));
     let out = rewrap();
-    assert!(!out.status.success());
-    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(printed, json!({ "keyId": 3, "examined": 1, "rewrapped": 0, "unopenable": 1 }));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("put the removed key back"));
+    assert!(!out.status.success() && out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "master key file {kf}: stored 2FA secrets are sealed under key id 2, which it does not hold; put that key back"
+        )),
+        "{stderr}"
+    );
     let later = totp::code_at(&secret, common::T0 + 60);
     clock.advance(30);
     assert_eq!(
@@ -268,7 +282,98 @@ fn production_refuses_to_start_without_a_master_key() {
         missing.to_str().unwrap(),
     ]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read master key file"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("master key file {}: cannot be read", missing.display())), "{stderr}");
+}
+
+/// Start the server on `db` with `args`, expecting a refusal; returns stderr.
+fn refused(db: &Path, args: &[&str]) -> String {
+    let mut all = vec!["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0"];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    assert!(!out.status.success(), "started: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty());
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[test]
+fn master_key_files_that_would_lose_or_leak_secrets_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let default_key = dir.path().join("r.db.key");
+    let (k1, k2) = ("2a".repeat(32), "2b".repeat(32));
+    // A sandbox database with an enabled contact, sealed under <db>.key.
+    write_key_file(&default_key, &format!("1:{k1}\n"));
+    let partner = PartnerId::parse(create_partner(&db, "sandbox")["superuserId"].as_str().unwrap()).unwrap();
+    let service = Service::builder(SqliteStore::open(&db).unwrap())
+        .master_keys(KeyRing::load(&default_key).unwrap())
+        .build()
+        .unwrap();
+    let contact = ContactId::parse(&common::contact()).unwrap();
+    let setup = service.create_2fa(&partner, &contact, None).unwrap();
+    let secret = Secret::from_base32(&setup.manual).unwrap();
+    service.enable_2fa(&partner, &contact, totp::code_at(&secret, real_now()).as_str()).unwrap();
+    drop(service);
+
+    // The key file gone: no new key is made over sealed secrets; the start names the file.
+    std::fs::rename(&default_key, dir.path().join("aside")).unwrap();
+    let stderr = refused(&db, &[]);
+    assert!(
+        stderr.contains(&format!(
+            "master key file {} is missing, but the database holds 2FA secrets sealed under it",
+            default_key.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!default_key.exists(), "no key was generated");
+    std::fs::rename(dir.path().join("aside"), &default_key).unwrap();
+
+    // Readable by group or others: refused with the file and its mode, as ssh does.
+    #[cfg(unix)]
+    for m in [0o644, 0o640, 0o604] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&default_key, std::fs::Permissions::from_mode(m)).unwrap();
+        let stderr = refused(&db, &[]);
+        let want = format!(
+            "master key file {0}: has mode {m:04o}; it must be readable by its owner only (chmod 600 {0})",
+            default_key.display()
+        );
+        assert!(stderr.contains(&want), "{stderr}");
+        assert!(!stderr.contains(&k1[..16]), "the key is never printed");
+    }
+    let other = dir.path().join("other.keys");
+    let ks = other.to_str().unwrap();
+    // One key id twice: refused, naming the line.
+    write_key_file(&other, &format!("1:{k1}\n# next\n1:{k2}\n"));
+    let stderr = refused(&db, &["--master-key-file", ks]);
+    assert!(
+        stderr.contains(&format!("master key file {ks}: line 3: key id 1 is given twice (first on line 1)")),
+        "{stderr}"
+    );
+    // A key file whose key 1 is another key: it opens none of the stored secrets.
+    write_key_file(&other, &format!("1:{k2}\n"));
+    let stderr = refused(&db, &["--master-key-file", ks]);
+    assert!(
+        stderr.contains(&format!("master key file {ks} line 1: key id 1 opens none of the stored 2FA secrets")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(&k2[..16]));
+    // The right file, 0600: the server starts.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&default_key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let mut server = Running::start(&["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0"]);
+    let address = server.address();
+    let health = std::net::TcpStream::connect(&address).and_then(|mut s| {
+        use std::io::{Read, Write};
+        s.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")?;
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).map(|_| answer)
+    });
+    assert!(health.unwrap().starts_with("HTTP/1.1 200"));
+    server.terminate();
 }
 
 /// A running binary whose output lines are collected as they come.
@@ -440,7 +545,7 @@ async fn production_starts_with_a_key_file_and_uses_the_jwt_secret_from_the_envi
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("prod.db");
     let key_file = dir.path().join("master.key");
-    std::fs::write(&key_file, format!("1:{}\n", "ab".repeat(32))).unwrap();
+    write_key_file(&key_file, &format!("1:{}\n", "ab".repeat(32)));
     let partner = create_partner(&db, "production");
     let id = partner["superuserId"].as_str().unwrap();
     let jwt_secret = "a-legacy-jwt-secret-of-32-bytes-or-more";
@@ -473,4 +578,42 @@ async fn production_starts_with_a_key_file_and_uses_the_jwt_secret_from_the_envi
     assert!(stdout.is_empty(), "production prints no demo partner: {stdout:?}");
     assert!(!stderr.join("\n").contains(jwt_secret));
     assert!(!dir.path().join("prod.db.key").exists());
+}
+
+#[tokio::test]
+async fn the_jwt_secret_comes_from_a_file_and_the_command_line_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let partner = create_partner(&db, "sandbox");
+    let id = partner["superuserId"].as_str().unwrap();
+    let jwt_secret = "a-legacy-jwt-secret-from-a-file-of-32-bytes";
+    let secret_file = dir.path().join("jwt.secret");
+    std::fs::write(&secret_file, format!("{jwt_secret}\n")).unwrap();
+    let token = jsonwebtoken::encode(
+        &jsonwebtoken::Header::default(),
+        &json!({ "sub": id, "exp": real_now() + 600 }),
+        &jsonwebtoken::EncodingKey::from_secret(jwt_secret.as_bytes()),
+    )
+    .unwrap();
+    let warning = "the JWT secret was given on the command line";
+    for args in [["--jwt-secret-file", secret_file.to_str().unwrap()], ["--jwt-secret", jwt_secret]] {
+        let mut server =
+            Running::start(&[&["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0"][..], &args[..]].concat());
+        let address = server.address();
+        let resp = common::client()
+            .get(format!("http://{address}/v1/users/widgetText"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 200, "{args:?}");
+        let (_, stderr) = server.terminate();
+        let log = stderr.join("\n");
+        assert_eq!(log.contains(warning), args[0] == "--jwt-secret", "{log}");
+        assert!(!log.contains(jwt_secret));
+    }
+    // An empty file is refused, naming it.
+    std::fs::write(&secret_file, "\n").unwrap();
+    let stderr = refused(&db, &["--jwt-secret-file", secret_file.to_str().unwrap()]);
+    assert!(stderr.contains(&format!("JWT secret file {} is empty", secret_file.display())), "{stderr}");
 }
