@@ -14,7 +14,7 @@ use zeroize::Zeroizing;
 
 use crate::AppState;
 use crate::error::{ApiError, body_response, message_response};
-use crate::input::{JsonObject, contact_id, query_param};
+use crate::input::{JsonObject, Query, contact_id};
 
 /// Run a core call on the blocking pool, so store work never stalls the async runtime.
 /// `failure` labels the (unexpected) case where the task itself dies.
@@ -119,8 +119,10 @@ struct Details {
 
 /// GET /v1/auth/create2fa?contactId=...&twoFactorIssuer=...
 pub async fn create_2fa(State(state): State<AppState>, bearer: Bearer, RawQuery(query): RawQuery) -> Response {
-    let input = contact_id(query_param(query.as_deref(), "contactId").as_deref())
-        .map(|contact| (contact, query_param(query.as_deref(), "twoFactorIssuer")));
+    let input = Query::parse(query.as_deref()).and_then(|q| {
+        let contact = contact_id(q.get("contactId")?)?;
+        Ok((contact, q.get("twoFactorIssuer")?.map(str::to_owned)))
+    });
     let done = as_partner(&state, bearer, ErrorKind::CreateFailed, input, |s, partner, (contact, issuer)| {
         s.create_2fa(partner, &contact, issuer.as_deref())
     })
@@ -188,7 +190,7 @@ pub async fn verify_2fa(State(state): State<AppState>, bearer: Bearer, body: Res
 
 /// GET /v1/auth/2fa?contactId=...
 pub async fn status_2fa(State(state): State<AppState>, bearer: Bearer, RawQuery(query): RawQuery) -> Response {
-    let input = contact_id(query_param(query.as_deref(), "contactId").as_deref());
+    let input = Query::parse(query.as_deref()).and_then(|q| contact_id(q.get("contactId")?));
     let done = as_partner(&state, bearer, ErrorKind::StatusFailed, input, |s, partner, contact| {
         s.status_2fa(partner, &contact)
     })

@@ -26,7 +26,7 @@ use zeroize::Zeroizing;
 use crate::AppState;
 use crate::error::{ApiError, body_response};
 use crate::handlers::{Bearer, as_partner};
-use crate::input::{JsonObject, query_param};
+use crate::input::{JsonObject, Query};
 
 /// The options with the partner's publishable key filled in when no key is given.
 fn with_partner_key(
@@ -55,7 +55,7 @@ fn check(
 
 /// `?target=url|script` (default `url`).
 fn target(query: Option<&str>) -> Result<Target, ApiError> {
-    match query_param(query, "target").as_deref() {
+    match Query::parse(query)?.get("target")? {
         None | Some("url") => Ok(Target::Url),
         Some("script") => Ok(Target::Script),
         Some(_) => Err(ApiError::invalid("target", "must be \"url\" or \"script\"")),
@@ -64,7 +64,7 @@ fn target(query: Option<&str>) -> Result<Target, ApiError> {
 
 /// `?sign=true|false` (default false).
 fn sign(query: Option<&str>) -> Result<bool, ApiError> {
-    match query_param(query, "sign").as_deref() {
+    match Query::parse(query)?.get("sign")? {
         None | Some("false") => Ok(false),
         Some("true") => Ok(true),
         Some(_) => Err(ApiError::invalid("sign", "must be true or false")),
@@ -94,7 +94,7 @@ pub async fn validate_options(
     RawQuery(query): RawQuery,
     body: Result<JsonObject, ApiError>,
 ) -> Response {
-    let input = target(query.as_deref()).and_then(|t| Ok((t, body?.0)));
+    let input = target(query.as_deref()).and_then(|t| Ok((t, body?.into_fields()?)));
     let widget = state.widget.clone();
     let done = as_partner(&state, bearer, ErrorKind::Internal, input, move |s, partner, (target, options)| {
         check(s, partner, options, target, &widget)
@@ -121,7 +121,7 @@ pub async fn url(
     RawQuery(query): RawQuery,
     body: Result<JsonObject, ApiError>,
 ) -> Response {
-    let input = sign(query.as_deref()).and_then(|sign| Ok((sign, body?.0)));
+    let input = sign(query.as_deref()).and_then(|sign| Ok((sign, body?.into_fields()?)));
     // Only a secret key can sign; it is the caller's own credential, checked before use, and
     // copied only when a signature is asked for.
     let secret_key = if matches!(input, Ok((true, _))) { bearer.secret_key() } else { None };
@@ -163,7 +163,7 @@ struct Snippets<'a> {
 /// POST /v1/widget/snippet: the script snippet, the iframe snippet and the host page's CSP
 /// directives, from options checked for the script.
 pub async fn snippet(State(state): State<AppState>, bearer: Bearer, body: Result<JsonObject, ApiError>) -> Response {
-    let input = body.map(|b| b.0);
+    let input = body.and_then(JsonObject::into_fields);
     let widget = state.widget.clone();
     let done = as_partner(&state, bearer, ErrorKind::Internal, input, move |s, partner, options| {
         check(s, partner, options, Target::Script, &widget)

@@ -324,7 +324,10 @@ async fn bodies_and_fields_are_checked_with_messages_naming_the_field() {
         }
     }
     let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
-    s.post_raw("/v1/auth/enable2fa", k, deep).await.assert_error(400, "body must be valid JSON");
+    s.post_raw("/v1/auth/enable2fa", k, deep.clone()).await.assert_error(400, "body must be a JSON object");
+    s.post_raw("/v1/auth/enable2fa", k, format!("{{\"pad\":{deep}}}"))
+        .await
+        .assert_error(400, "body must be nested at most 32 levels deep");
     let text_msg = "widgetText must be 1 to 64 characters without control characters";
     for (body, msg) in [
         ("{}", "widgetText is required"),
@@ -353,6 +356,77 @@ async fn bodies_and_fields_are_checked_with_messages_naming_the_field() {
     s.post("/v1/users/widgetButtonURL", k, &json!({ "widgetButtonURL": 1 }))
         .await
         .assert_error(400, "widgetButtonURL must be a string");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn every_body_and_query_is_read_once() {
+    let s = Server::sandbox().await;
+    let (_, key) = s.partner();
+    let k = Some(key.as_str());
+    let c = contact();
+    let secret = s.create_secret(&key, &c).await;
+    let valid = s.code(&secret);
+    let wrong = wrong_code(&secret, {
+        use rampart_core::Clock;
+        s.clock.now()
+    });
+    // A proxy reading the first value and a server reading the last must never disagree: a
+    // field given twice is refused, whichever copy holds the valid code.
+    for (body, name) in [
+        (format!(r#"{{"contactId":"{c}","token":"{wrong}","token":"{valid}"}}"#), "token"),
+        (format!(r#"{{"token":"{valid}","contactId":"{c}","token":"{wrong}"}}"#), "token"),
+        (format!(r#"{{"contactId":"{c}","contactId":"{}","token":"{valid}"}}"#, contact()), "contactId"),
+    ] {
+        s.post_raw("/v1/auth/enable2fa", k, body).await.assert_error(400, &format!("duplicate field: {name}"));
+    }
+    assert_eq!(s.status(&key, &c).await.body["status"], json!(false));
+    s.post_raw("/v1/users/widgetText", k, r#"{"widgetText":"A","widgetText":"B"}"#)
+        .await
+        .assert_error(400, "duplicate field: widgetText");
+    s.post_raw("/v1/widget/url", k, r#"{"receiveAddress":{"btc":"x","btc":"y"}}"#)
+        .await
+        .assert_error(400, "duplicate field: receiveAddress.btc");
+    s.get(&format!("/v1/auth/2fa?contactId={c}&contactId={}", contact()), k)
+        .await
+        .assert_error(400, "duplicate field: contactId");
+    // A number out of range is a token like any other number: it does not verify.
+    for token in ["1e400", "-1e400", "123456e999"] {
+        s.post_raw("/v1/auth/enable2fa", k, format!(r#"{{"contactId":"{c}","token":{token}}}"#))
+            .await
+            .assert_error(401, FAILED);
+    }
+    s.post_raw("/v1/users/widgetText", k, r#"{"widgetText":1e400}"#)
+        .await
+        .assert_error(400, "widgetText must be a string");
+    s.post_raw("/v1/widget/validate", k, r#"{"amount":1e400}"#)
+        .await
+        .assert_error(400, "amount is a number out of range");
+    // Text that is not Unicode is the field's own 400, never a replacement character.
+    s.post_raw("/v1/auth/verify2fa", k, r#"{"contactId":"\ud800","token":"123456"}"#)
+        .await
+        .assert_error(400, "contactId must be a UUID");
+    s.post_raw("/v1/auth/enable2fa", k, format!(r#"{{"contactId":"{c}","token":"\ud800"}}"#))
+        .await
+        .assert_error(401, FAILED);
+    s.post_raw("/v1/users/widgetText", k, r#"{"widgetText":"Acme\udfff"}"#)
+        .await
+        .assert_error(400, "widgetText must be 1 to 64 characters without control characters");
+    s.post_raw("/v1/widget/url", k, r#"{"clientName":"Acme\ud800"}"#)
+        .await
+        .assert_error(400, "clientName must be valid Unicode text");
+    let issuer = "twoFactorIssuer must be 1 to 64 characters without ':' or control characters";
+    for bad in ["Acme%FF", "Acme%ED%A0%80"] {
+        s.get(&format!("/v1/auth/create2fa?contactId={}&twoFactorIssuer={bad}", contact()), k)
+            .await
+            .assert_error(400, issuer);
+    }
+    s.get("/v1/auth/2fa?contactId=%FF", k).await.assert_error(400, "contactId must be a UUID");
+    // Four malformed tokens were counted (under the throttle's five), the duplicates nothing,
+    // and nothing was enabled: the next step's code enables.
+    s.clock.advance(30);
+    let now_valid = s.code(&secret);
+    s.attempt("enable2fa", &key, &c, now_valid.into()).await.assert_ok("Successfully enabled 2fa!");
     s.stop().await;
 }
 
