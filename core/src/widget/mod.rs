@@ -39,9 +39,10 @@
 //!
 //! # Choices the specification leaves open
 //!
-//! - **Environment.** The script needs the `environment` option. For a URL it comes from the
-//!   option or from the caller's hint (the server's environment, or the root of a parsed URL);
-//!   when both are given they must agree.
+//! - **Environment.** From the `environment` option, else the caller's hint (the server's
+//!   environment, or the root of a parsed URL), else the publishable key's prefix
+//!   (`pk_sandbox_...`); an option and a hint must agree, and a key of the other environment is
+//!   an error. The script and a URL follow the same rule.
 //! - **Amount.** A string of digits with an optional point and 1 or 2 decimals; leading zeros
 //!   (`"05"`) are refused so the URL carries exactly what was validated. JSON numbers are refused
 //!   with `amount_number` (a float cannot be trusted to keep `49.99`). The minimum is checked in

@@ -266,10 +266,10 @@ impl Serialize for ValidatedOptions {
 /// `target` says what they are for; `env_hint` is the environment the caller already knows
 /// (the server's, or a URL root's):
 ///
-/// - [`Target::Script`]: the `environment` option is required; a hint that differs from it is
-///   `environment_mismatch`.
-/// - [`Target::Url`]: the environment comes from the option or the hint; both given and
-///   different is `environment_mismatch`; neither is `environment_required`.
+/// - The environment comes from the `environment` option, else the caller's hint, else the
+///   prefix of a publishable key (`pk_sandbox_...`); an option and a hint that differ are
+///   `environment_mismatch`, a key of the other environment `public_key_environment`, and none
+///   of the three `environment_required`. The script and a URL follow the same rule.
 ///
 /// Issues come in option-table order (`clientName`, `environment`, `publicKey`, `apiKey`,
 /// `tokens`, `homeScreenMessage`, `receiveAddress` entries in registry order then unsupported
@@ -454,7 +454,7 @@ impl<'a> Validator<'a> {
             // Already reported; the hint still drives the checks that depend on it.
             (Some(None), hint) => hint,
             // A caller's hint wins; a key of the other environment is then `publicKey`'s error.
-            (None, Some(hint)) if self.target == Target::Url || self.key_environment().is_some() => Some(hint),
+            (None, Some(hint)) => Some(hint),
             // No option and no hint: a publishable key's prefix says it.
             (None, None) if self.key_environment().is_some() => self.key_environment(),
             (None, hint) => {

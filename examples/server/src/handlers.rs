@@ -259,7 +259,8 @@ pub async fn healthz(State(state): State<AppState>) -> Response {
     }
 }
 
-/// GET /openapi.json
-pub async fn openapi() -> Response {
-    (StatusCode::OK, axum::Json(crate::openapi::document())).into_response()
+/// GET /openapi.json: the document for this server's environment and widget settings.
+pub async fn openapi(State(state): State<AppState>) -> Response {
+    let document = crate::openapi::document_for(state.service.config().environment, &state.widget);
+    (StatusCode::OK, axum::Json(document)).into_response()
 }

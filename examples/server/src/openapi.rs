@@ -1,6 +1,10 @@
 //! The OpenAPI 3.1 document served at `GET /openapi.json`, written by hand. A test reads it
 //! from the running app and checks every documented route and response code against it.
 
+use rampart_core::Environment;
+use rampart_core::widget::{
+    MAX_CLIENT_NAME_CHARS, MAX_CONTAINER_ID_CHARS, MAX_HOME_SCREEN_MESSAGE_CHARS, MAX_OPTIONS, Target, WidgetConfig,
+};
 use serde_json::{Map, Value, json};
 
 /// What one documented response code means.
@@ -105,16 +109,77 @@ fn attempt(summary: &str, id: &str, message: &str) -> Value {
     })
 }
 
-/// The widget options body (SPEC section 4); the partner's publishable key fills `publicKey`
-/// when neither key is given.
-fn widget_body() -> Value {
+/// A display text of at most `max` characters: not blank, no control characters (Rust's
+/// `char::is_control`: U+0000 to U+001F and U+007F to U+009F).
+fn display_text(max: usize, what: &str) -> Value {
     json!({
-        "required": true,
-        "description": "Widget options: clientName, environment, publicKey, apiKey (deprecated), tokens, \
-            homeScreenMessage, receiveAddress (coin -> address), targetContainerId, darkTheme, currencies, \
-            amount, showRampartLogo. The partner's publishable key is used when neither key is given.",
-        "content": { "application/json": { "schema": { "type": "object" } } }
+        "type": "string", "minLength": 1, "maxLength": max,
+        "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$",
+        "description": what,
     })
+}
+
+/// The widget options object (SPEC section 4) as JSON Schema, as far as JSON Schema can say
+/// it. What it cannot is named by a `format` (an address of a chain with its checksum, a coin
+/// list without duplicates) or stated in a description (a receive address only for a coin in
+/// `tokens`, no secret key in any value); the server checks all of it and answers 400 naming
+/// each option path.
+fn widget_options_schema(target: Target, environment: Environment, widget: &WidgetConfig) -> Value {
+    let coins: Vec<&str> = widget.coins().symbols().collect();
+    let mut addresses = Map::new();
+    for coin in widget.coins().iter() {
+        let format = format!("rampart-{}-address", coin.chain.name());
+        addresses.insert(
+            coin.symbol.clone(),
+            json!({ "type": "string", "format": format, "description": format!("A {} address of this environment, checksum included", coin.name) }),
+        );
+    }
+    let env = environment.as_str();
+    let mut properties = json!({
+        "clientName": display_text(MAX_CLIENT_NAME_CHARS, "Shown as the widget's title"),
+        "environment": { "type": "string", "enum": [env], "description": "The server's environment; taken from the publishable key when left out" },
+        "publicKey": { "type": "string", "pattern": format!("^pk_{env}_[A-Za-z0-9]{{1,128}}$"), "description": "The publishable key; the caller's own is used when neither key is given" },
+        "apiKey": { "type": "string", "format": "uuid", "deprecated": true, "description": "Deprecated: the partner id; accepted with a warning" },
+        "tokens": { "type": "string", "format": "rampart-coin-list", "description": format!("Comma-delimited coin symbols, lower case, no spaces or duplicates, each one of: {}", coins.join(", ")) },
+        "homeScreenMessage": display_text(MAX_HOME_SCREEN_MESSAGE_CHARS, "The loading text"),
+        "receiveAddress": {
+            "type": "object", "minProperties": 1, "additionalProperties": false, "properties": addresses,
+            "description": "Coin symbol -> address; each coin must be in tokens when tokens is given",
+        },
+        "darkTheme": { "type": "boolean" },
+        "currencies": { "type": "string", "enum": ["usd", "eur", "gbp"] },
+        "amount": {
+            "type": "string", "pattern": "^([5-9]|[1-9][0-9]+)(\\.[0-9]{1,2})?$",
+            "description": "A plain decimal of at least 5 in the chosen currency: no sign, exponent, leading zero or more than 2 decimals",
+        },
+    });
+    properties[widget.logo_option()] = json!({ "type": "boolean", "description": "Show the brand's logo" });
+    let mut schema = json!({
+        "type": "object",
+        "maxProperties": MAX_OPTIONS,
+        "properties": properties,
+        "description": "Widget options (SPEC section 4). Unknown options are accepted with a warning. No value may hold a \
+            secret key (sk_...).",
+    });
+    match target {
+        Target::Script => {
+            schema["properties"]["targetContainerId"] = json!({
+                "type": "string", "minLength": 1, "maxLength": MAX_CONTAINER_ID_CHARS,
+                "pattern": "^[^\\s\\u0000-\\u001f\\u007f-\\u009f]+$",
+                "description": "The id of the element the widget renders into",
+            });
+            schema["required"] = json!(["targetContainerId"]);
+        }
+        Target::Url => {
+            schema["properties"]["targetContainerId"] = json!({ "description": "Ignored by URLs, with a warning" });
+        }
+    }
+    schema
+}
+
+/// A request body of widget options.
+fn widget_body(schema: Value) -> Value {
+    json!({ "required": true, "content": { "application/json": { "schema": schema } } })
 }
 
 /// An issue of the widget validation result.
@@ -136,20 +201,25 @@ fn widget_mode() -> Value {
 /// Codes of the widget routes (400 also carries `errors`, `warnings` and `mode`).
 const WIDGET_CODES: &[u16] = &[400, 401, 413, 500];
 
-fn widget_route(summary: &str, id: &str, parameters: Value, success: Value) -> Value {
+fn widget_route(summary: &str, id: &str, parameters: Value, body: Value, success: Value) -> Value {
     json!({
         "summary": summary,
         "operationId": id,
         "tags": ["Widget"],
         "security": [{ "bearer": [] }],
         "parameters": parameters,
-        "requestBody": widget_body(),
+        "requestBody": widget_body(body),
         "responses": responses(message_schema(success), WIDGET_CODES),
     })
 }
 
-/// The document.
+/// The document for a server of the sandbox environment with the default widget settings.
 pub fn document() -> Value {
+    document_for(Environment::Sandbox, &WidgetConfig::default())
+}
+
+/// The document for a server of `environment` whose widget routes use `widget`.
+pub fn document_for(environment: Environment, widget: &WidgetConfig) -> Value {
     let nullable_string = json!({ "type": ["string", "null"] });
     json!({
         "openapi": "3.1.0",
@@ -185,7 +255,7 @@ pub fn document() -> Value {
                 "parameters": [contact_query(), {
                     "name": "twoFactorIssuer", "in": "query", "required": false,
                     "description": "1 to 64 characters without ':' or control characters; empty means the default",
-                    "schema": { "type": "string" }
+                    "schema": { "type": "string", "maxLength": 64, "pattern": "^[^:\\u0000-\\u001f\\u007f-\\u009f]*$" }
                 }],
                 "responses": responses(message_schema(json!({
                     "details": {
@@ -215,7 +285,11 @@ pub fn document() -> Value {
                     "operationId": "setWidgetText",
                     "tags": ["Widget settings"],
                     "security": [{ "bearer": [] }],
-                    "requestBody": body(json!({ "widgetText": { "type": "string", "minLength": 1, "maxLength": 64 } }), &["widgetText"]),
+                    "requestBody": body(json!({ "widgetText": {
+                        "type": "string", "minLength": 1, "maxLength": 64,
+                        "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$",
+                        "description": "1 to 64 characters without control characters",
+                    } }), &["widgetText"]),
                     "responses": responses(message_schema(json!({})), &[400, 401, 413, 500]),
                 },
                 "get": {
@@ -249,6 +323,8 @@ pub fn document() -> Value {
                 json!([{ "name": "target", "in": "query", "required": false,
                     "description": "url (default) or script (a container id is then required)",
                     "schema": { "type": "string", "enum": ["url", "script"] } }]),
+                json!({ "type": "object", "description": "Any widget options: checking them is what this route does, \
+                    so every object is answered 200 with the result" }),
                 json!({ "valid": { "type": "boolean" }, "errors": widget_issues(), "warnings": widget_issues(),
                     "mode": widget_mode(), "options": { "type": ["object", "null"] } }),
             ) },
@@ -258,6 +334,7 @@ pub fn document() -> Value {
                 json!([{ "name": "sign", "in": "query", "required": false,
                     "description": "true: sign with the caller's secret key (timestamp and signature parameters)",
                     "schema": { "type": "boolean" } }]),
+                widget_options_schema(Target::Url, environment, widget),
                 json!({ "url": { "type": "string" }, "signed": { "type": "boolean" },
                     "warnings": widget_issues(), "mode": widget_mode() }),
             ) },
@@ -265,6 +342,7 @@ pub fn document() -> Value {
                 "Script and iframe snippets and the host page's CSP directives (extension)",
                 "widgetSnippet",
                 json!([]),
+                widget_options_schema(Target::Script, environment, widget),
                 json!({ "script": { "type": "string" }, "iframe": { "type": "string" },
                     "csp": { "type": "object", "properties": { "frameSrc": { "type": "string" }, "scriptSrc": { "type": "string" } } },
                     "warnings": widget_issues(), "mode": widget_mode() }),

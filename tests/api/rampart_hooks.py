@@ -1,0 +1,60 @@
+"""Schemathesis hooks for the Rampart example server's OpenAPI document.
+
+The document names, with a `format`, the widget-option rules JSON Schema cannot state (a coin
+list without duplicates, an address with its checksum). These hooks give schemathesis a
+generator for each such format, built from the running server's own document (the coins and
+their chains) and from the shared address vectors in tests/vectors/addresses (valid entries
+only), so positive-data acceptance tests values the server must accept. A body hook keeps the
+one rule stated in words (a receive address only for a coin listed in `tokens`).
+"""
+
+import json
+import os
+import pathlib
+import urllib.request
+
+import schemathesis
+from hypothesis import strategies as st
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+API = os.environ["RAMPART_API"]
+
+with urllib.request.urlopen(f"{API}/openapi.json") as response:
+    DOCUMENT = json.load(response)
+
+_options = DOCUMENT["paths"]["/v1/widget/url"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+_addresses = _options["properties"]["receiveAddress"]["properties"]
+COINS = list(_addresses)
+SANDBOX = _options["properties"]["environment"]["enum"] == ["sandbox"]
+
+
+def _valid_addresses(chain):
+    found = []
+    for path in sorted((ROOT / "tests" / "vectors" / "addresses").glob("*.json")):
+        for case in json.loads(path.read_text())["cases"]:
+            if case.get("chain") == chain and case.get("valid") and case.get("allow_testnet") == SANDBOX:
+                found.append(case["address"])
+    if not found:
+        raise RuntimeError(f"no valid {chain} address in tests/vectors/addresses")
+    return sorted(set(found))
+
+
+for chain in sorted({schema["format"] for schema in _addresses.values()}):
+    name = chain.removeprefix("rampart-").removesuffix("-address")
+    schemathesis.openapi.format(chain, st.sampled_from(_valid_addresses(name)))
+
+schemathesis.openapi.format(
+    "rampart-coin-list", st.lists(st.sampled_from(COINS), min_size=1, unique=True).map(",".join)
+)
+
+
+@schemathesis.hook
+def map_body(ctx, body):
+    """Keep the one cross-field rule the document states in words (`receiveAddress`'s
+    description): a receive address only for a coin listed in `tokens`. A generated body that
+    gives both gets the receive-address coins added to `tokens`; every other body is sent as
+    generated."""
+    if isinstance(body, dict) and isinstance(body.get("tokens"), str) and isinstance(body.get("receiveAddress"), dict):
+        listed = body["tokens"].split(",")
+        body["tokens"] = ",".join(listed + [coin for coin in body["receiveAddress"] if coin not in listed])
+    return body
