@@ -6,8 +6,9 @@
 //   node examples/node/partner_backend.js --self-test       # serve, call, stop
 //
 // One `Service` serves every request; its storage calls are Promises worked on the libuv pool,
-// so the event loop keeps accepting requests. Errors are answered as `{"message", "code"}` with
-// the HTTP status equal to `code`, straight from the rejected Error's own properties.
+// so the event loop keeps accepting requests. A rejected `RampartError` is answered as
+// `{"message", "code"}` with `code` and the HTTP status both its `status` (the wire format of
+// SPEC section 3); its `code` (the stable name, e.g. 'token_failed') is what the log records.
 'use strict'
 
 const http = require('node:http')
@@ -24,6 +25,11 @@ function answer(res, code, body, headers = {}) {
   res.end(payload)
 }
 
+// A 4xx of this server's own (body size, JSON), shaped as the binding's errors are.
+function badRequest(message, status = 400) {
+  return new rampart.RampartError(message, { code: status === 413 ? 'payload_too_large' : 'invalid_input', status })
+}
+
 function readJson(req) {
   return new Promise((resolve, reject) => {
     let size = 0
@@ -31,7 +37,7 @@ function readJson(req) {
     req.on('data', (c) => {
       size += c.length
       if (size > MAX_BODY) {
-        reject(Object.assign(new Error('Request body is too large'), { code: 413 }))
+        reject(badRequest('Request body is too large', 413))
         req.destroy()
       } else chunks.push(c)
     })
@@ -41,7 +47,7 @@ function readJson(req) {
         if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new Error('body must be a JSON object')
         resolve(data)
       } catch (e) {
-        reject(Object.assign(new Error(e instanceof SyntaxError ? 'body must be JSON' : e.message), { code: 400 }))
+        reject(badRequest(e instanceof SyntaxError ? 'body must be JSON' : e.message))
       }
     })
     req.on('error', reject)
@@ -57,7 +63,7 @@ function handler(service) {
     'POST /v1/auth/enable2fa': async (partner, _query, req) => {
       const body = await readJson(req)
       if (body.contactId != null && typeof body.contactId !== 'string') {
-        throw Object.assign(new Error('contactId must be a string'), { code: 400 })
+        throw badRequest('contactId must be a string')
       }
       // The token goes in as sent (string, number, anything): the binding applies the grammar.
       await service.enable2fa(partner, body.contactId, body.token)
@@ -71,6 +77,7 @@ function handler(service) {
   return async (req, res) => {
     const url = new URL(req.url, 'http://localhost')
     const route = routes[`${req.method} ${url.pathname}`]
+    let kind = null
     try {
       if (!route) {
         const known = Object.keys(routes).some((k) => k.endsWith(` ${url.pathname}`))
@@ -80,14 +87,18 @@ function handler(service) {
       const [code, body, headers] = await route(partnerId, url.searchParams, req)
       answer(res, code, body, headers)
     } catch (err) {
-      const code = Number.isInteger(err.code) ? err.code : 500
-      // A 5xx never carries internal detail; it is logged instead.
-      if (code >= 500 && !err.kind) console.error(err)
-      const message = code >= 500 && !err.kind ? 'Internal error' : err.message
-      answer(res, code, { message }, err.retryAfter != null ? { 'Retry-After': String(err.retryAfter) } : {})
+      if (err instanceof rampart.RampartError) {
+        kind = err.code
+        answer(res, err.status, { message: err.message }, err.retryAfter != null ? { 'Retry-After': String(err.retryAfter) } : {})
+      } else {
+        // Anything else is a bug here: a 500 that never carries its detail, which is logged instead.
+        kind = 'internal'
+        console.error(err)
+        answer(res, 500, { message: 'Internal error' })
+      }
     } finally {
-      // Method, path without the query (it may hold ids), status: never bodies or codes.
-      if (process.env.RAMPART_EXAMPLE_LOG) console.error(`${req.method} ${url.pathname} ${res.statusCode}`)
+      // Method, path without the query (it may hold ids), status and error name: never bodies or codes.
+      if (process.env.RAMPART_EXAMPLE_LOG) console.error(`${req.method} ${url.pathname} ${res.statusCode}${kind ? ` ${kind}` : ''}`)
     }
   }
 }
@@ -124,6 +135,9 @@ async function selfTest() {
     assert.deepEqual(await call(base, key, 'POST', '/v1/auth/enable2fa', { contactId: contact, token }), { message: 'Successfully enabled 2fa!', code: 200 })
     assert.deepEqual(await call(base, key, 'GET', `/v1/auth/2fa?contactId=${contact}`), { message: '2FA is true.', code: 200, status: true })
     assert.deepEqual(await call(base, 'sk_sandbox_wrong', 'GET', `/v1/auth/2fa?contactId=${contact}`), { message: 'Unauthorized', code: 401 })
+    assert.deepEqual(await call(base, key, 'GET', '/v1/auth/2fa?contactId=nope'), { message: 'contactId must be a UUID', code: 400 })
+    assert.deepEqual(await call(base, key, 'POST', '/v1/auth/enable2fa', { contactId: 5 }), { message: 'contactId must be a string', code: 400 })
+    assert.deepEqual(await call(base, key, 'POST', '/v1/auth/enable2fa', { contactId: contact, token }), { message: 'Cannot enable 2FA again, it is already set', code: 409 })
     console.log('self-test passed: create, enable, status, errors')
   } finally {
     server.close()

@@ -37,17 +37,28 @@ async function enabled({ service, partner, contact, clock }) {
   return s.manual
 }
 
-// The promise rejects with an Error carrying exactly this code, kind and message.
-async function rejects(promise, code_, kind, message) {
-  await assert.rejects(promise, (err) => {
-    assert.ok(err instanceof Error, 'an Error instance')
-    assert.deepEqual({ code: err.code, kind: err.kind, message: err.message }, { code: code_, kind, message })
-    return true
-  })
+// `err` is a RampartError with exactly this code (the kind's name), status and message.
+function isRampartError(err, code_, status, message) {
+  assert.ok(err instanceof rampart.RampartError, `a RampartError, got ${err}`)
+  assert.ok(err instanceof Error, 'an Error instance')
+  assert.equal(err.name, 'RampartError')
+  assert.deepEqual({ code: err.code, status: err.status, message: err.message }, { code: code_, status, message })
+  assert.equal(err.kind, code_)
+  return true
+}
+
+// The promise rejects with a RampartError carrying exactly this code, status and message.
+async function rejects(promise, code_, status, message) {
+  await assert.rejects(promise, (err) => isRampartError(err, code_, status, message))
+}
+
+// The call throws a RampartError carrying exactly this code, status and message.
+function throws(call, code_, status, message) {
+  assert.throws(call, (err) => isRampartError(err, code_, status, message))
 }
 
 function wrong(right) {
   return right === '000000' ? '000001' : '000000'
 }
 
-module.exports = { rampart, START, code, setup, enabled, rejects, wrong, loadVectors, VECTORS }
+module.exports = { rampart, START, code, setup, enabled, rejects, throws, isRampartError, wrong, loadVectors, VECTORS }

@@ -22,27 +22,27 @@ test('create when disabled returns the setup and replaces a pending secret', asy
 test('create when enabled is 403', async () => {
   const t = await setup()
   await enabled(t)
-  await rejects(t.service.create2fa(t.partner, t.contact), 403, 'must_disable_first', 'Must disable 2FA before creating a new one')
+  await rejects(t.service.create2fa(t.partner, t.contact), 'must_disable_first', 403, 'Must disable 2FA before creating a new one')
 })
 
 test('enable with a missing token is 401 token_missing', async () => {
   for (const token of [null, undefined, '', '   ', '\t\n']) {
     const t = await setup()
     await t.service.create2fa(t.partner, t.contact)
-    await rejects(t.service.enable2fa(t.partner, t.contact, token), 401, 'token_missing', 'Google 2FA requires the token to be passed in')
+    await rejects(t.service.enable2fa(t.partner, t.contact, token), 'token_missing', 401, 'Google 2FA requires the token to be passed in')
   }
 })
 
 test('enable without create is 409', async () => {
   const t = await setup()
-  await rejects(t.service.enable2fa(t.partner, t.contact, '123456'), 409, 'not_created', 'Must create 2FA before enabling it')
+  await rejects(t.service.enable2fa(t.partner, t.contact, '123456'), 'not_created', 409, 'Must create 2FA before enabling it')
 })
 
 test('enable after the pending secret expired is 409', async () => {
   const t = await setup()
   const s = await t.service.create2fa(t.partner, t.contact)
   t.clock.advance(600)
-  await rejects(t.service.enable2fa(t.partner, t.contact, code(s.manual, t.clock.now)), 409, 'not_created', 'Must create 2FA before enabling it')
+  await rejects(t.service.enable2fa(t.partner, t.contact, code(s.manual, t.clock.now)), 'not_created', 409, 'Must create 2FA before enabling it')
 })
 
 test('enable with a token that does not verify is 401 token_failed', async () => {
@@ -52,7 +52,7 @@ test('enable with a token that does not verify is 401 token_failed', async () =>
     const s = await t.service.create2fa(t.partner, t.contact)
     const right = code(s.manual, t.clock.now)
     if (token === right) token = wrong(right)
-    await rejects(t.service.enable2fa(t.partner, t.contact, token), 401, 'token_failed', 'Google 2FA failed')
+    await rejects(t.service.enable2fa(t.partner, t.contact, token), 'token_failed', 401, 'Google 2FA failed')
     assert.equal(await t.service.status2fa(t.partner, t.contact), false)
   }
 })
@@ -71,7 +71,7 @@ test('enable succeeds with every accepted token form', async () => {
 test('enable accepts the neighbouring steps only', async () => {
   const t = await setup()
   const s = await t.service.create2fa(t.partner, t.contact)
-  await rejects(t.service.enable2fa(t.partner, t.contact, code(s.manual, t.clock.now - 60)), 401, 'token_failed', 'Google 2FA failed')
+  await rejects(t.service.enable2fa(t.partner, t.contact, code(s.manual, t.clock.now - 60)), 'token_failed', 401, 'Google 2FA failed')
   await t.service.enable2fa(t.partner, t.contact, code(s.manual, t.clock.now - 30))
 })
 
@@ -79,21 +79,21 @@ test('enable when enabled is 409 whatever the token', async () => {
   const t = await setup()
   const manual = await enabled(t)
   for (const token of [code(manual, t.clock.now), '000000', null]) {
-    await rejects(t.service.enable2fa(t.partner, t.contact, token), 409, 'already_enabled', 'Cannot enable 2FA again, it is already set')
+    await rejects(t.service.enable2fa(t.partner, t.contact, token), 'already_enabled', 409, 'Cannot enable 2FA again, it is already set')
   }
 })
 
 test('disable with a missing token is 401 and stays enabled', async () => {
   const t = await setup()
   await enabled(t)
-  await rejects(t.service.disable2fa(t.partner, t.contact, null), 401, 'token_missing', 'Google 2FA requires the token to be passed in')
+  await rejects(t.service.disable2fa(t.partner, t.contact, null), 'token_missing', 401, 'Google 2FA requires the token to be passed in')
   assert.equal(await t.service.status2fa(t.partner, t.contact), true)
 })
 
 test('disable with a wrong token is 401 and stays enabled', async () => {
   const t = await setup()
   const manual = await enabled(t)
-  await rejects(t.service.disable2fa(t.partner, t.contact, wrong(code(manual, t.clock.now))), 401, 'token_failed', 'Google 2FA failed')
+  await rejects(t.service.disable2fa(t.partner, t.contact, wrong(code(manual, t.clock.now))), 'token_failed', 401, 'Google 2FA failed')
   assert.equal(await t.service.status2fa(t.partner, t.contact), true)
 })
 
@@ -102,7 +102,7 @@ test('disable succeeds and erases the secret', async () => {
   const manual = await enabled(t)
   assert.equal(await t.service.disable2fa(t.partner, t.contact, code(manual, t.clock.now)), undefined)
   assert.equal(await t.service.status2fa(t.partner, t.contact), false)
-  await rejects(t.service.enable2fa(t.partner, t.contact, code(manual, t.clock.now + 30)), 409, 'not_created', 'Must create 2FA before enabling it')
+  await rejects(t.service.enable2fa(t.partner, t.contact, code(manual, t.clock.now + 30)), 'not_created', 409, 'Must create 2FA before enabling it')
 })
 
 test('the enabling code cannot disable', async () => {
@@ -110,13 +110,13 @@ test('the enabling code cannot disable', async () => {
   const s = await t.service.create2fa(t.partner, t.contact)
   const c = code(s.manual, t.clock.now)
   await t.service.enable2fa(t.partner, t.contact, c)
-  await rejects(t.service.disable2fa(t.partner, t.contact, c), 401, 'token_failed', 'Google 2FA failed')
+  await rejects(t.service.disable2fa(t.partner, t.contact, c), 'token_failed', 401, 'Google 2FA failed')
 })
 
 test('disable when disabled is 409', async () => {
   const t = await setup()
   for (const token of ['123456', null]) {
-    await rejects(t.service.disable2fa(t.partner, t.contact, token), 409, 'not_enabled', '2FA is not enabled')
+    await rejects(t.service.disable2fa(t.partner, t.contact, token), 'not_enabled', 409, '2FA is not enabled')
   }
 })
 
@@ -135,12 +135,12 @@ test('verify is an outcome: wrong, malformed and replayed codes resolve false', 
   assert.equal(await t.service.verify2fa(t.partner, t.contact, 'junk'), false)
   assert.equal(await t.service.verify2fa(t.partner, t.contact, c), true)
   assert.equal(await t.service.verify2fa(t.partner, t.contact, c), false)
-  await rejects(t.service.verify2fa(t.partner, t.contact, null), 401, 'token_missing', 'Google 2FA requires the token to be passed in')
+  await rejects(t.service.verify2fa(t.partner, t.contact, null), 'token_missing', 401, 'Google 2FA requires the token to be passed in')
 })
 
 test('verify when disabled is 409', async () => {
   const t = await setup()
-  await rejects(t.service.verify2fa(t.partner, t.contact, '123456'), 409, 'not_enabled', '2FA is not enabled')
+  await rejects(t.service.verify2fa(t.partner, t.contact, '123456'), 'not_enabled', 409, '2FA is not enabled')
 })
 
 test('throttling: 429 with retryAfter, refused unevaluated, success resets', async () => {
@@ -149,10 +149,14 @@ test('throttling: 429 with retryAfter, refused unevaluated, success resets', asy
   const right = code(manual, t.clock.now)
   for (let i = 0; i < 5; i++) assert.equal(await t.service.verify2fa(t.partner, t.contact, wrong(right)), false)
   await assert.rejects(t.service.verify2fa(t.partner, t.contact, right), (err) => {
-    assert.deepEqual([err.code, err.kind, err.message, err.retryAfter], [429, 'throttled', 'Too many failed 2FA attempts, try again in 30 seconds', 30])
+    assert.ok(err instanceof rampart.RampartError)
+    assert.deepEqual(
+      { code: err.code, status: err.status, message: err.message, retryAfter: err.retryAfter },
+      { code: 'throttled', status: 429, message: 'Too many failed 2FA attempts, try again in 30 seconds', retryAfter: 30 },
+    )
     return true
   })
-  await rejects(t.service.disable2fa(t.partner, t.contact, wrong(right)), 429, 'throttled', 'Too many failed 2FA attempts, try again in 30 seconds')
+  await rejects(t.service.disable2fa(t.partner, t.contact, wrong(right)), 'throttled', 429, 'Too many failed 2FA attempts, try again in 30 seconds')
   t.clock.advance(30)
   assert.equal(await t.service.verify2fa(t.partner, t.contact, code(manual, t.clock.now)), true)
 })
@@ -164,7 +168,7 @@ test('locked after 100 failures until an operator reset', async () => {
     assert.equal(await t.service.verify2fa(t.partner, t.contact, 'junk'), false)
     t.clock.advance(3600)
   }
-  await rejects(t.service.verify2fa(t.partner, t.contact, code(manual, t.clock.now)), 423, 'locked', '2FA is locked after too many failed attempts')
+  await rejects(t.service.verify2fa(t.partner, t.contact, code(manual, t.clock.now)), 'locked', 423, '2FA is locked after too many failed attempts')
   await t.service.resetLock(t.partner, t.contact, 'ops')
   assert.equal(await t.service.verify2fa(t.partner, t.contact, code(manual, t.clock.now)), true)
   assert.deepEqual((await t.service.auditLog()).map((e) => e.action), ['contact.reset_lock'])
@@ -210,7 +214,7 @@ test('a SQLite file service keeps state across reopen', async (ctx) => {
   await a.enable2fa(p, contact, code(s.manual, Math.floor(Date.now() / 1000)))
   a.close()
   assert.equal(a.closed, true)
-  await rejects(a.status2fa(p, contact), 500, 'config', 'the service is closed')
+  await rejects(a.status2fa(p, contact), 'config', 500, 'the service is closed')
   const b = new rampart.Service(db)
   assert.equal(await b.status2fa(p, contact), true)
   b.close()
@@ -236,8 +240,8 @@ test('rewrapSecrets moves every secret to the newest key of the key file', async
   assert.deepEqual(await b.rewrapSecrets('ops'), { keyId: 9, examined: 1, rewrapped: 1, unopenable: 0 })
   assert.deepEqual(await b.rewrapSecrets('ops'), { keyId: 9, examined: 1, rewrapped: 0, unopenable: 0 })
   assert.deepEqual((await b.auditLog()).map((e) => e.action), ['keys.rewrap'])
-  await rejects(b.rewrapSecrets(''), 400, 'invalid_input', 'operator must name who acts, without control characters')
-  await rejects(b.rewrapSecrets(42), 400, 'invalid_input', 'operator must be a string')
+  await rejects(b.rewrapSecrets(''), 'invalid_input', 400, 'operator must name who acts, without control characters')
+  await rejects(b.rewrapSecrets(42), 'invalid_input', 400, 'operator must be a string')
   b.close()
   fs.writeFileSync(keyFile, `${newKey}\n`) // the old key removed
   const c = new rampart.Service(db, null, clock)

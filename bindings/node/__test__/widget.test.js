@@ -31,11 +31,12 @@ function eachCase(file, fn) {
   for (const c of data.cases) fn(data, c)
 }
 
-function throwsKind(fn, kind, name) {
+// A widget whole-call failure: a RampartError whose code is the reason, status 400.
+function throwsKind(fn, code, name) {
   assert.throws(fn, (err) => {
-    assert.ok(err instanceof Error)
-    assert.equal(err.kind, kind, name)
-    assert.equal(err.code, 400, name)
+    assert.ok(err instanceof rampart.RampartError, name)
+    assert.equal(err.code, code, name)
+    assert.equal(err.status, 400, name)
     return true
   })
 }

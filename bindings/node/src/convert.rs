@@ -1,16 +1,29 @@
 //! Arguments in. Every id, text, flag, number, secret and option object is taken as a raw JS
-//! value and read here, so a wrong type is the core's 400 `invalid_input` naming the field
-//! ("contactId must be a string"): a rejected Promise for `Service` methods, a thrown `Error`
-//! for the synchronous helpers. The value itself is never echoed (it may be a secret).
-//! Tokens follow SPEC section 2's grammar instead: a wrong type there is a wrong code.
+//! value and read here, so a wrong value is a 400 naming the field: a rejected Promise for
+//! `Service` methods, a thrown `RampartError` for the synchronous helpers. The value itself is
+//! never echoed (it may be a secret).
+//!
+//! - Text is read as UTF-16 and must be valid: a lone surrogate (`'\ud800'`) is the field's own
+//!   400 (`Error::not_unicode`), never a replacement character.
+//! - Numbers are whole numbers in the argument's range; anything else (a fraction, NaN, a
+//!   string, out of range) is `invalid_input` with the range in the message.
+//! - Tokens follow SPEC section 2's grammar instead: a wrong type, or text that is not valid
+//!   Unicode, is a code that does not verify.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use napi::bindgen_prelude::*;
 use napi::{JsValue, ValueType};
 use rampart_core::{ContactId, Environment, Error as CoreError, PartnerId, Token};
+use serde_json::{Map, Number, Value};
 
 pub(crate) type Read<T> = std::result::Result<T, CoreError>;
+
+/// Seconds since the epoch, counters and ages as JS numbers: at most 2^53 - 1.
+pub(crate) const MAX_SAFE: u64 = 9_007_199_254_740_991;
+
+/// The rule of every time and age argument.
+pub(crate) const SECONDS: &str = "must be a whole number of seconds from 0 to 9007199254740991";
 
 /// One argument or option field: its JS name (for messages) and its value, if any.
 #[derive(Clone, Copy)]
@@ -25,12 +38,32 @@ impl std::fmt::Debug for Arg<'_> {
     }
 }
 
-/// `value` as a `T`. Sound for the types used here (string, number, boolean, Buffer, JSON):
-/// their napi conversions check the type themselves, and each caller checked it first anyway.
-fn cast<T: FromNapiValue>(value: Unknown<'_>) -> napi::Result<T> {
+/// `value` as a `T`. Sound for the types used here (string, number, boolean, Buffer, function,
+/// a class instance): their napi conversions check the type themselves (a class instance by
+/// the class recorded when it was wrapped), and each caller checked it first anyway.
+pub(crate) fn cast<T: FromNapiValue>(value: Unknown<'_>) -> napi::Result<T> {
     // SAFETY: `Unknown::cast` asks that the value's type match `T`; every caller has just
-    // checked it with `get_type`/`is_buffer` (JSON takes any value).
+    // checked it with `get_type`/`is_buffer`/`instance_of`.
     unsafe { value.cast::<T>() }
+}
+
+/// A JS string as Rust text, or `None` when it is not valid UTF-16 (a lone surrogate). Read as
+/// UTF-16: napi's UTF-8 read would silently put U+FFFD in its place.
+fn text(value: Unknown<'_>) -> Option<String> {
+    let units: Utf16String = cast(value).ok()?;
+    String::from_utf16(&units).ok()
+}
+
+/// The 400 for a text argument that is not valid Unicode: the field's own where it has one
+/// (`contactId`, `issuer`, `widgetText`, `widgetButtonUrl`), else `invalid_input`.
+pub(crate) fn not_unicode(field: &str) -> CoreError {
+    match field {
+        // The core reads these two as the widget settings' short names; here they are
+        // `qrPngDataUri`'s text and `parseUrl`'s URL, which have no error of their own.
+        "text" | "url" => CoreError::invalid_input(field, "must be valid Unicode text"),
+        "widgetButtonUrl" => CoreError::not_unicode("widgetButtonURL"),
+        _ => CoreError::not_unicode(field),
+    }
 }
 
 impl<'a> Arg<'a> {
@@ -55,11 +88,15 @@ impl<'a> Arg<'a> {
         cast(value).map_err(|_| self.invalid("could not be read"))
     }
 
+    fn text(&self, value: Unknown<'a>) -> Read<String> {
+        text(value).ok_or_else(|| not_unicode(self.field))
+    }
+
     /// A string, or `None` for `undefined`/`null`.
     pub(crate) fn opt_string(&self) -> Read<Option<String>> {
         match self.given()? {
             None => Ok(None),
-            Some((v, ValueType::String)) => self.read(v).map(Some),
+            Some((v, ValueType::String)) => self.text(v).map(Some),
             Some(_) => Err(self.invalid("must be a string")),
         }
     }
@@ -80,25 +117,31 @@ impl<'a> Arg<'a> {
         self.opt_bool()?.ok_or_else(|| self.invalid("is required"))
     }
 
-    /// A finite number.
-    pub(crate) fn opt_number(&self) -> Read<Option<f64>> {
-        match self.given()? {
-            None => Ok(None),
-            Some((v, ValueType::Number)) => match self.read::<f64>(v)? {
-                n if n.is_finite() => Ok(Some(n)),
-                _ => Err(self.invalid("must be a finite number")),
-            },
-            Some(_) => Err(self.invalid("must be a number")),
+    /// A whole number in `min..=max`, or `None` for `undefined`/`null`. Anything else (another
+    /// type, NaN, a fraction, out of range) is `invalid_input` with `rule`, which states the
+    /// range in the field's own words ("must be 0, 1 or 2").
+    pub(crate) fn opt_whole(&self, min: u64, max: u64, rule: &str) -> Read<Option<u64>> {
+        let n = match self.given()? {
+            None => return Ok(None),
+            Some((v, ValueType::Number)) => self.read::<f64>(v)?,
+            Some(_) => return Err(self.invalid(rule)),
+        };
+        // Both bounds are at most 2^53 - 1, so they and `n` compare exactly as f64.
+        if n.fract() == 0.0 && (min as f64..=max as f64).contains(&n) {
+            Ok(Some(n as u64))
+        } else {
+            Err(self.invalid(rule))
         }
     }
 
-    /// A whole number in `0..=max`; `rule` says so in the field's own words.
-    pub(crate) fn opt_whole(&self, max: f64, rule: &str) -> Read<Option<u64>> {
-        match self.opt_number().map_err(|_| self.invalid(rule))? {
-            None => Ok(None),
-            Some(n) if n.fract() == 0.0 && (0.0..=max).contains(&n) => Ok(Some(n as u64)),
-            Some(_) => Err(self.invalid(rule)),
-        }
+    /// A whole number in `min..=max`, required.
+    pub(crate) fn whole(&self, min: u64, max: u64, rule: &str) -> Read<u64> {
+        self.opt_whole(min, max, rule)?.ok_or_else(|| self.invalid("is required"))
+    }
+
+    /// A time or age in whole seconds (0 to 2^53 - 1), or `None`.
+    pub(crate) fn opt_seconds(&self) -> Read<Option<u64>> {
+        self.opt_whole(0, MAX_SAFE, SECONDS)
     }
 
     /// A Buffer (or any `Uint8Array`).
@@ -116,7 +159,7 @@ impl<'a> Arg<'a> {
     pub(crate) fn text_or_bytes(&self) -> Read<Either<String, Vec<u8>>> {
         match self.given()? {
             None => Err(self.invalid("is required")),
-            Some((v, ValueType::String)) => self.read(v).map(Either::A),
+            Some((v, ValueType::String)) => self.text(v).map(Either::A),
             Some((v, ValueType::Object)) if v.is_buffer().unwrap_or(false) => {
                 self.read::<Buffer>(v).map(|b| Either::B(b.to_vec()))
             }
@@ -124,12 +167,16 @@ impl<'a> Arg<'a> {
         }
     }
 
-    /// Any JSON-shaped value (`undefined` reads as `null`).
-    pub(crate) fn json(&self) -> Read<serde_json::Value> {
+    /// Any JSON-shaped value (`undefined` reads as `null`). Inner text is checked like every
+    /// other string: one that is not valid Unicode is `invalid_input` naming its path, which
+    /// starts with `base` (`""` for the widget options, whose paths stand alone:
+    /// `receiveAddress.btc`).
+    pub(crate) fn json(&self, base: &str) -> Read<Value> {
         match self.given()? {
-            None => Ok(serde_json::Value::Null),
+            None => Ok(Value::Null),
             Some((v, _)) => {
-                cast(v).map_err(|_| self.invalid("must be plain JSON data (no functions, symbols or BigInts)"))
+                let mut reader = Json { root: self.field, nodes_left: MAX_JSON_NODES };
+                Ok(reader.value(v, base, MAX_JSON_DEPTH)?.unwrap_or(Value::Null))
             }
         }
     }
@@ -148,11 +195,11 @@ impl<'a> Arg<'a> {
 
     /// SPEC section 2's token grammar for JS values: null/undefined is missing, a string is
     /// parsed, an integer number 0..=999999 is a code, everything else (booleans, fractions,
-    /// objects) is malformed, i.e. a wrong code.
+    /// objects, text that is not valid Unicode) is malformed, i.e. a wrong code.
     pub(crate) fn token(&self) -> Read<Token> {
         Ok(match self.given()? {
             None => Token::Missing,
-            Some((v, ValueType::String)) => Token::parse(&self.read::<String>(v)?),
+            Some((v, ValueType::String)) => text(v).map_or(Token::Malformed, |t| Token::parse(&t)),
             Some((v, ValueType::Number)) => {
                 let n = self.read::<f64>(v)?;
                 if n.is_finite() && n.fract() == 0.0 && (0.0..=999_999.0).contains(&n) {
@@ -179,6 +226,102 @@ impl<'a> Fields<'a> {
     }
 }
 
+/// As napi's own `serde_json` conversion: deep or cyclic values fail instead of overflowing
+/// the stack, and shared sub-objects cannot multiply the work without bound.
+const MAX_JSON_DEPTH: u32 = 128;
+const MAX_JSON_NODES: usize = 1_000_000;
+
+/// A JS value read as JSON, with its strings and keys read as UTF-16 and checked.
+struct Json {
+    root: &'static str,
+    nodes_left: usize,
+}
+
+fn child(path: &str, key: &str) -> String {
+    if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") }
+}
+
+impl Json {
+    fn not_json(&self) -> CoreError {
+        CoreError::invalid_input(self.root, "must be plain JSON data (no functions, symbols or BigInts)")
+    }
+
+    fn not_unicode(&self, path: &str) -> CoreError {
+        let name = if path.is_empty() { self.root } else { path };
+        CoreError::invalid_input(name, "must be valid Unicode text")
+    }
+
+    /// The value at `path`, or `None` for `undefined` (an object property left out, as
+    /// `JSON.stringify` does).
+    fn value(&mut self, v: Unknown<'_>, path: &str, depth: u32) -> Read<Option<Value>> {
+        self.nodes_left = self.nodes_left.checked_sub(1).ok_or_else(|| self.not_json())?;
+        let kind = v.get_type().map_err(|_| self.not_json())?;
+        Ok(Some(match kind {
+            ValueType::Undefined => return Ok(None),
+            ValueType::Null => Value::Null,
+            ValueType::Boolean => Value::Bool(cast(v).map_err(|_| self.not_json())?),
+            ValueType::Number => {
+                Value::Number(number(cast(v).map_err(|_| self.not_json())?).ok_or_else(|| self.not_json())?)
+            }
+            ValueType::String => Value::String(text(v).ok_or_else(|| self.not_unicode(path))?),
+            ValueType::Object if depth > 0 => {
+                let object = v.coerce_to_object().map_err(|_| self.not_json())?;
+                if v.is_array().map_err(|_| self.not_json())? {
+                    self.array(&object, path, depth - 1)?
+                } else {
+                    self.object(&object, path, depth - 1)?
+                }
+            }
+            _ => return Err(self.not_json()),
+        }))
+    }
+
+    fn array(&mut self, array: &Object<'_>, path: &str, depth: u32) -> Read<Value> {
+        let len = array.get_array_length().map_err(|_| self.not_json())?;
+        let mut items = Vec::with_capacity(len.min(1024) as usize);
+        for i in 0..len {
+            let item: Unknown<'_> = array.get_element(i).map_err(|_| self.not_json())?;
+            let at = format!("{path}[{i}]");
+            items.push(self.value(item, &at, depth)?.ok_or_else(|| self.not_json())?);
+        }
+        Ok(Value::Array(items))
+    }
+
+    /// Own enumerable string keys, in the object's order.
+    fn object(&mut self, object: &Object<'_>, path: &str, depth: u32) -> Read<Value> {
+        let names = object
+            .get_all_property_names(KeyCollectionMode::OwnOnly, KeyFilter::Enumerable, KeyConversion::NumbersToStrings)
+            .map_err(|_| self.not_json())?;
+        let len = names.get_array_length().map_err(|_| self.not_json())?;
+        let mut map = Map::new();
+        for i in 0..len {
+            let key: Unknown<'_> = names.get_element(i).map_err(|_| self.not_json())?;
+            if key.get_type().map_err(|_| self.not_json())? != ValueType::String {
+                continue; // a symbol key: not JSON data, left out as JSON.stringify does
+            }
+            let name = text(key).ok_or_else(|| self.not_unicode(path))?;
+            let item: Unknown<'_> = object.get_property_unchecked(key).map_err(|_| self.not_json())?;
+            let at = child(path, &name);
+            if let Some(item) = self.value(item, &at, depth)? {
+                map.insert(name, item);
+            }
+        }
+        Ok(Value::Object(map))
+    }
+}
+
+/// A JS number as JSON, as napi converts it: whole numbers that fit 32 bits as integers,
+/// others as floats; NaN and the infinities are not JSON.
+fn number(n: f64) -> Option<Number> {
+    if n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&n) {
+        Some(Number::from(n as u32))
+    } else if n.fract() == 0.0 && (f64::from(i32::MIN)..0.0).contains(&n) {
+        Some(Number::from(n as i32))
+    } else {
+        Number::from_f64(n)
+    }
+}
+
 /// `contactId`: a string holding a hyphenated UUID ("contactId is required" when absent).
 pub(crate) fn contact_arg(value: Option<Unknown<'_>>) -> Read<ContactId> {
     ContactId::parse_field(Arg::new("contactId", value).opt_string()?.as_deref())
@@ -192,14 +335,7 @@ pub(crate) fn environment_arg(text: &str) -> Read<Environment> {
     text.parse::<Environment>()
 }
 
-/// Seconds since the epoch as a JS number: at most 2^53 - 1.
-pub(crate) const MAX_SECONDS: f64 = 9_007_199_254_740_991.0;
-
-/// A time in Unix seconds (fractions dropped), or now when not given.
-pub(crate) fn time_arg(field: &'static str, given: Option<f64>) -> Read<u64> {
-    match given {
-        None => Ok(SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)),
-        Some(t) if (0.0..=MAX_SECONDS).contains(&t) => Ok(t.floor() as u64),
-        Some(_) => Err(CoreError::invalid_input(field, "must be a non-negative number of seconds")),
-    }
+/// A time in Unix seconds, or now when not given.
+pub(crate) fn time_arg(given: Option<u64>) -> u64 {
+    given.unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()))
 }

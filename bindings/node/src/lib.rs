@@ -11,6 +11,12 @@ mod service;
 mod totp;
 mod widget;
 
+/// Runs once per Node environment, before `main.js` adds `RampartError` to these exports.
+#[napi_derive::napi(module_exports)]
+pub fn init(exports: napi::bindgen_prelude::Object, env: napi::Env) -> napi::Result<()> {
+    errors::remember_exports(&env, &exports)
+}
+
 /// The binding's version (the workspace version).
 #[napi_derive::napi]
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -12,7 +12,7 @@ use rampart_core::{
     SqliteStore, Store, Verification,
 };
 
-use crate::convert::{Arg, Read, contact_arg, environment_arg, partner_arg};
+use crate::convert::{Arg, MAX_SAFE, Read, SECONDS, cast, contact_arg, environment_arg, partner_arg};
 use crate::errors::{Failure, Throw};
 
 /// `Debug` that names the type and shows nothing else: these hold secrets, handles or closures.
@@ -87,16 +87,18 @@ pub struct ManualClock {
     inner: Arc<rampart_core::ManualClock>,
 }
 
-/// A clock time in whole Unix seconds (fractions dropped), negative times read as 0.
+/// A clock time or step in whole seconds, 0 to 2^53 - 1 (what a JS number holds exactly).
 fn clock_arg(field: &'static str, value: Option<Unknown<'_>>) -> Read<u64> {
-    Ok(Arg::new(field, value).opt_number()?.unwrap_or(0.0).max(0.0) as u64)
+    Arg::new(field, value).whole(0, MAX_SAFE, SECONDS)
 }
 
 #[napi]
 impl ManualClock {
+    /// Starts at `now` (whole Unix seconds), default 0.
     #[napi(constructor, ts_args_type = "now?: number")]
     pub fn new(env: Env, now: Option<Unknown<'_>>) -> Result<Self> {
-        Ok(Self { inner: Arc::new(rampart_core::ManualClock::new(clock_arg("now", now).or_throw(&env)?)) })
+        let now = Arg::new("now", now).opt_whole(0, MAX_SAFE, SECONDS).or_throw(&env)?.unwrap_or(0);
+        Ok(Self { inner: Arc::new(rampart_core::ManualClock::new(now)) })
     }
 
     /// The current Unix time in seconds.
@@ -111,9 +113,12 @@ impl ManualClock {
         Ok(())
     }
 
+    /// Moves the clock forward; the new time stays within 2^53 - 1.
     #[napi(ts_args_type = "seconds: number")]
     pub fn advance(&self, env: Env, seconds: Option<Unknown<'_>>) -> Result<()> {
-        self.inner.advance(clock_arg("seconds", seconds).or_throw(&env)?);
+        let room = MAX_SAFE - self.inner.now().min(MAX_SAFE);
+        let rule = format!("must be a whole number of seconds from 0 to {room}");
+        self.inner.advance(Arg::new("seconds", seconds).whole(0, room, &rule).or_throw(&env)?);
         Ok(())
     }
 }
@@ -129,10 +134,12 @@ pub struct ServiceOptions {
     pub window: Option<u32>,
     /// Failed-attempt throttling (default true).
     pub throttling: Option<bool>,
-    /// How long a created secret may be enabled, in seconds (default 600).
+    /// How long a created secret may be enabled, in whole seconds from 1 to 4294967295
+    /// (default 600).
     pub pending_ttl_secs: Option<u32>,
     /// 32 bytes; default a key generated into `<path>.key` (or in memory).
     pub master_key: Option<Buffer>,
+    /// The id of `masterKey`, 0 to 4294967295 (default 1).
     pub master_key_id: Option<u32>,
     /// HS256 secret for legacy partner JWTs.
     pub jwt_secret: Option<Buffer>,
@@ -207,6 +214,21 @@ pub struct RewrapReport {
     pub examined: f64,
     pub rewrapped: f64,
     pub unopenable: f64,
+}
+
+/// The `clock` argument: a `ManualClock`, or none for the system clock.
+fn clock_of(env: &Env, value: Option<Unknown<'_>>) -> Read<Option<Arc<dyn Clock>>> {
+    let wrong = || CoreError::invalid_input("clock", "must be a ManualClock");
+    let Some(value) = value else { return Ok(None) };
+    match value.get_type().map_err(|_| wrong())? {
+        napi::ValueType::Undefined | napi::ValueType::Null => Ok(None),
+        napi::ValueType::Object if ManualClock::instance_of(env, &value).unwrap_or(false) => {
+            // The conversion checks the wrapped class itself, not only the prototype chain.
+            let clock: ClassInstance<'_, ManualClock> = cast(value).map_err(|_| wrong())?;
+            Ok(Some(clock.inner.clone() as Arc<dyn Clock>))
+        }
+        _ => Err(wrong()),
+    }
 }
 
 /// `<db>.key`, beside the database (as the example server and the C ABI do).
@@ -300,15 +322,24 @@ fn service_options(arg: Arg<'_>) -> Read<ServiceOptions> {
             jwt_secret: None,
         });
     };
-    let whole = |field, max, rule| -> Read<Option<u32>> { Ok(o.get(field)?.opt_whole(max, rule)?.map(|n| n as u32)) };
+    let u32_max = u64::from(u32::MAX);
+    let whole = |field, min, max, rule| -> Read<Option<u32>> {
+        // Every `max` here fits a u32.
+        Ok(o.get(field)?.opt_whole(min, max, rule)?.map(|n| n as u32))
+    };
     Ok(ServiceOptions {
         service_name: o.get("serviceName")?.opt_string()?,
         environment: o.get("environment")?.opt_string()?,
-        window: whole("window", 2.0, "must be 0, 1 or 2")?,
+        window: whole("window", 0, u64::from(rampart_core::totp::MAX_WINDOW), "must be 0, 1 or 2")?,
         throttling: o.get("throttling")?.opt_bool()?,
-        pending_ttl_secs: whole("pendingTtlSecs", f64::from(u32::MAX), "must be a whole number of seconds")?,
+        pending_ttl_secs: whole(
+            "pendingTtlSecs",
+            1,
+            u32_max,
+            "must be a whole number of seconds from 1 to 4294967295",
+        )?,
         master_key: o.get("masterKey")?.opt_bytes()?.map(Buffer::from),
-        master_key_id: whole("masterKeyId", f64::from(u32::MAX), "must be a whole number from 0 to 4294967295")?,
+        master_key_id: whole("masterKeyId", 0, u32_max, "must be a whole number from 0 to 4294967295")?,
         jwt_secret: o.get("jwtSecret")?.opt_bytes()?.map(Buffer::from),
     })
 }
@@ -324,10 +355,11 @@ impl Service {
         env: Env,
         path: Option<Unknown<'_>>,
         options: Option<Unknown<'_>>,
-        clock: Option<&ManualClock>,
+        clock: Option<Unknown<'_>>,
     ) -> Result<Self> {
         let path = Arg::new("path", path).opt_string().or_throw(&env)?;
         let o = service_options(Arg::new("options", options)).or_throw(&env)?;
+        let clock = clock_of(&env, clock).or_throw(&env)?;
         let defaults = Config::default();
         let environment = match &o.environment {
             Some(e) => environment_arg(e).or_throw(&env)?,
@@ -362,7 +394,6 @@ impl Service {
             .config(config.clone())
             .build()
             .or_throw(&env)?;
-        let clock: Option<Arc<dyn Clock>> = clock.map(|c| c.inner.clone() as Arc<dyn Clock>);
         let (store, keys): (Arc<dyn Store>, KeyRing) = match &path {
             Some(db) => {
                 let db = Path::new(db);

@@ -4,10 +4,10 @@
 use napi::Env;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+use rampart_core::Token;
 use rampart_core::totp::{self, Secret};
-use rampart_core::{Error as CoreError, Token};
 
-use crate::convert::{Arg, MAX_SECONDS, Read, time_arg};
+use crate::convert::{Arg, MAX_SAFE, Read, time_arg};
 use crate::errors::Throw;
 
 /// A fresh secret and what the user needs to enrol it. Keep `secret` (base32) on your side;
@@ -38,22 +38,31 @@ fn secret_arg(secret: Option<Unknown<'_>>) -> Read<Secret> {
 }
 
 /// Options of `verify` and `verifyStep`.
+// The shape of the options object for index.d.ts; `Verifying::read` reads it field by field.
+#[allow(dead_code)]
 #[napi(object)]
 #[derive(Debug)]
 pub struct VerifyOptions {
-    /// Unix time in seconds; default now.
+    /// Unix time in whole seconds (0 to 2^53 - 1); default now.
     pub unix_time: Option<f64>,
     /// Steps either side accepted: 0, 1 (default) or 2.
     pub window: Option<u32>,
 }
 
-impl VerifyOptions {
+/// `VerifyOptions` as read: the time and the window, each checked.
+struct Verifying {
+    unix_time: Option<u64>,
+    window: Option<u8>,
+}
+
+impl Verifying {
     fn read(value: Option<Unknown<'_>>) -> Read<Self> {
         let Some(o) = Arg::new("options", value).opt_object()? else {
             return Ok(Self { unix_time: None, window: None });
         };
-        let window = o.get("window")?.opt_whole(f64::from(totp::MAX_WINDOW), "must be 0, 1 or 2")?;
-        Ok(Self { unix_time: o.get("unixTime")?.opt_number()?, window: window.map(|w| w as u32) })
+        let window = o.get("window")?.opt_whole(0, u64::from(totp::MAX_WINDOW), "must be 0, 1 or 2")?;
+        // `window` is at most MAX_WINDOW, a u8.
+        Ok(Self { unix_time: o.get("unixTime")?.opt_seconds()?, window: window.map(|w| w as u8) })
     }
 }
 
@@ -77,7 +86,8 @@ pub fn new_secret(env: Env, issuer: Option<Unknown<'_>>, account: Option<Unknown
 #[napi(ts_args_type = "secret: string | Buffer, unixTime?: number | null")]
 pub fn code_at(env: Env, secret: Option<Unknown<'_>>, unix_time: Option<Unknown<'_>>) -> Result<String> {
     let run = || -> Read<String> {
-        Ok(totp::code_at(&secret_arg(secret)?, time_arg("unixTime", Arg::new("unixTime", unix_time).opt_number()?)?))
+        let unix_time = time_arg(Arg::new("unixTime", unix_time).opt_seconds()?);
+        Ok(totp::code_at(&secret_arg(secret)?, unix_time))
     };
     run().or_throw(&env)
 }
@@ -86,10 +96,8 @@ pub fn code_at(env: Env, secret: Option<Unknown<'_>>, unix_time: Option<Unknown<
 #[napi(ts_args_type = "secret: string | Buffer, counter: number")]
 pub fn hotp(env: Env, secret: Option<Unknown<'_>>, counter: Option<Unknown<'_>>) -> Result<String> {
     let run = || -> Read<String> {
-        let rule = "must be a whole number from 0 to 2^53 - 1";
-        let counter = Arg::new("counter", counter);
-        let n =
-            counter.opt_whole(MAX_SECONDS, rule)?.ok_or_else(|| CoreError::invalid_input("counter", "is required"))?;
+        let rule = "must be a whole number from 0 to 9007199254740991";
+        let n = Arg::new("counter", counter).whole(0, MAX_SAFE, rule)?;
         Ok(totp::hotp(&secret_arg(secret)?, n))
     };
     run().or_throw(&env)
@@ -100,11 +108,10 @@ fn verify_step_inner(
     token: Option<Unknown<'_>>,
     options: Option<Unknown<'_>>,
 ) -> Read<Option<u64>> {
-    let o = VerifyOptions::read(options)?;
-    let unix_time = time_arg("unixTime", o.unix_time)?;
+    let o = Verifying::read(options)?;
     let secret = secret_arg(secret)?;
     let token = Arg::new("token", token).token()?;
-    Ok(totp::verify(&secret, token, unix_time, o.window.map_or(1, |w| w as u8)))
+    Ok(totp::verify(&secret, token, time_arg(o.unix_time), o.window.unwrap_or(1)))
 }
 
 /// Whether `token` is the code of `secret` within `window` steps of `unixTime`. A wrong or

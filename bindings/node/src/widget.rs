@@ -1,6 +1,6 @@
 //! The purchase widget: options (plain objects, the spec's camelCase names) -> validation
 //! (errors, warnings, mode, canonical URL), URL parsing and signing, snippets and CSP. Problems
-//! with options are results; only whole-call failures throw (`code` 400, `kind` the reason).
+//! with options are results; only whole-call failures throw (`code` the reason, `status` 400).
 //! Synchronous: pure CPU work of a few microseconds.
 
 use std::sync::{Arc, OnceLock};
@@ -8,21 +8,26 @@ use std::sync::{Arc, OnceLock};
 use napi::Env;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+use rampart_core::Environment;
 use rampart_core::widget::{
     self, CheckoutPart, IframeOptions, Issue as CoreIssue, Mode as CoreMode, ParsedUrl as CoreParsedUrl, Target,
     ValidatedOptions, Validation as CoreValidation, WidgetConfig,
 };
-use rampart_core::{Environment, Error as CoreError};
 use serde_json::Value;
 
 use crate::convert::{Arg, Read, environment_arg, time_arg};
+
+/// The rule of `width` and `height`.
+const PIXELS: &str = "must be a whole number of pixels from 1 to 4294967295";
 use crate::errors::{Failure, Throw};
 
 type Outcome<T> = std::result::Result<T, Failure>;
 
 /// Settings shared by the widget functions; each uses the fields that concern it.
+// The shape of the settings object for index.d.ts; `Settings::read` reads it field by field.
+#[allow(dead_code)]
 #[napi(object)]
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct WidgetSettings {
     /// `"url"` (default) or `"script"`; `validate` only (snippets and URLs pick their own).
     pub target: Option<String>,
@@ -31,34 +36,52 @@ pub struct WidgetSettings {
     /// The widget configuration in the JSON form of the shared vectors (`domain`,
     /// `productionRoot`, `sandboxRoot`, `brand`, `coins`, `minimums`, ...).
     pub config: Option<Value>,
-    /// `signUrl`: Unix seconds, default now.
+    /// `signUrl`: whole Unix seconds (0 to 2^53 - 1), default now.
     pub timestamp: Option<f64>,
-    /// `verifySignedUrl`: the current Unix time (default now) and the longest age (default 600).
+    /// `verifySignedUrl`: the current Unix time (default now) and the longest age (default 600),
+    /// whole seconds from 0 to 2^53 - 1.
     pub now: Option<f64>,
     pub max_age: Option<f64>,
     /// `scriptSnippet`: a CSP nonce for the script tag.
     pub nonce: Option<String>,
-    /// `iframeSnippet`: size (420 x 550), title and lazy loading.
+    /// `iframeSnippet`: size in whole pixels from 1 (default 420 x 550), title and lazy loading.
     pub width: Option<u32>,
     pub height: Option<u32>,
     pub title: Option<String>,
     pub lazy: Option<bool>,
 }
 
-impl WidgetSettings {
+/// `WidgetSettings` as read, every field checked.
+#[derive(Debug, Default)]
+struct Settings {
+    target: Option<String>,
+    default_environment: Option<String>,
+    config: Option<Value>,
+    timestamp: Option<u64>,
+    now: Option<u64>,
+    max_age: Option<u64>,
+    nonce: Option<String>,
+    width: Option<u32>,
+    height: Option<u32>,
+    title: Option<String>,
+    lazy: Option<bool>,
+}
+
+impl Settings {
     /// The settings object read field by field; `undefined`/`null` is every default.
     fn read(value: Option<Unknown<'_>>) -> Read<Self> {
         let Some(o) = Arg::new("settings", value).opt_object()? else { return Ok(Self::default()) };
+        // The range fits a u32.
         let size = |field| -> Read<Option<u32>> {
-            Ok(o.get(field)?.opt_whole(f64::from(u32::MAX), "must be a whole number of pixels")?.map(|n| n as u32))
+            Ok(o.get(field)?.opt_whole(1, u64::from(u32::MAX), PIXELS)?.map(|n| n as u32))
         };
         Ok(Self {
             target: o.get("target")?.opt_string()?,
             default_environment: o.get("defaultEnvironment")?.opt_string()?,
-            config: Some(o.get("config")?.json()?).filter(|c| !c.is_null()),
-            timestamp: o.get("timestamp")?.opt_number()?,
-            now: o.get("now")?.opt_number()?,
-            max_age: o.get("maxAge")?.opt_number()?,
+            config: Some(o.get("config")?.json("config")?).filter(|c| !c.is_null()),
+            timestamp: o.get("timestamp")?.opt_seconds()?,
+            now: o.get("now")?.opt_seconds()?,
+            max_age: o.get("maxAge")?.opt_seconds()?,
             nonce: o.get("nonce")?.opt_string()?,
             width: size("width")?,
             height: size("height")?,
@@ -192,13 +215,13 @@ fn config_arg(config: Option<&Value>) -> Outcome<Arc<WidgetConfig>> {
     }
 }
 
-fn hint_arg(s: &WidgetSettings) -> Outcome<Option<Environment>> {
+fn hint_arg(s: &Settings) -> Outcome<Option<Environment>> {
     s.default_environment.as_deref().map(environment_arg).transpose().map_err(Failure::from)
 }
 
 /// Validates, then the options only when valid: URLs, signatures and snippets come only from
 /// validated options.
-fn validated(options: &Value, target: Target, s: &WidgetSettings, config: &WidgetConfig) -> Outcome<ValidatedOptions> {
+fn validated(options: &Value, target: Target, s: &Settings, config: &WidgetConfig) -> Outcome<ValidatedOptions> {
     let v = widget::validate_value(options, target, hint_arg(s)?, config);
     v.options.ok_or_else(|| {
         let first = v.errors.first().map_or(String::new(), |i| format!(" ({}: {})", i.path, i.message));
@@ -208,14 +231,14 @@ fn validated(options: &Value, target: Target, s: &WidgetSettings, config: &Widge
 
 /// The options object (any JSON value; a non-object is reported as `options_not_object`).
 fn options_arg(options: Option<Unknown<'_>>) -> Read<Value> {
-    Arg::new("options", options).json()
+    Arg::new("options", options).json("")
 }
 
 /// Validates widget options (a plain object with the spec's camelCase names).
 #[napi(ts_args_type = "options: Record<string, unknown>, settings?: WidgetSettings | null")]
 pub fn validate(env: Env, options: Option<Unknown<'_>>, settings: Option<Unknown<'_>>) -> Result<Validation> {
     let run = || -> Outcome<Validation> {
-        let (options, s) = (options_arg(options)?, WidgetSettings::read(settings)?);
+        let (options, s) = (options_arg(options)?, Settings::read(settings)?);
         let config = config_arg(s.config.as_ref())?;
         let target = match s.target.as_deref() {
             None | Some("url") => Target::Url,
@@ -232,7 +255,7 @@ pub fn validate(env: Env, options: Option<Unknown<'_>>, settings: Option<Unknown
 #[napi(ts_args_type = "options: Record<string, unknown>, settings?: WidgetSettings | null")]
 pub fn build_url(env: Env, options: Option<Unknown<'_>>, settings: Option<Unknown<'_>>) -> Result<String> {
     let run = || -> Outcome<String> {
-        let (options, s) = (options_arg(options)?, WidgetSettings::read(settings)?);
+        let (options, s) = (options_arg(options)?, Settings::read(settings)?);
         let config = config_arg(s.config.as_ref())?;
         Ok(widget::build_url(&validated(&options, Target::Url, &s, &config)?, &config))
     };
@@ -243,7 +266,7 @@ pub fn build_url(env: Env, options: Option<Unknown<'_>>, settings: Option<Unknow
 #[napi(ts_args_type = "url: string, settings?: WidgetSettings | null")]
 pub fn parse_url(env: Env, url: Option<Unknown<'_>>, settings: Option<Unknown<'_>>) -> Result<ParsedUrl> {
     let run = || -> Outcome<ParsedUrl> {
-        let (url, s) = (Arg::new("url", url).string()?, WidgetSettings::read(settings)?);
+        let (url, s) = (Arg::new("url", url).string()?, Settings::read(settings)?);
         let config = config_arg(s.config.as_ref())?;
         let p = widget::parse_url(&url, &config).map_err(|e| Failure::widget(e.code(), e.message()))?;
         Ok(parsed(&p, &config))
@@ -260,9 +283,9 @@ pub fn sign_url(
     settings: Option<Unknown<'_>>,
 ) -> Result<String> {
     let run = || -> Outcome<String> {
-        let (options, s) = (options_arg(options)?, WidgetSettings::read(settings)?);
+        let (options, s) = (options_arg(options)?, Settings::read(settings)?);
         let secret_key = Arg::new("secretKey", secret_key).string()?;
-        let ts = time_arg("timestamp", s.timestamp)?;
+        let ts = time_arg(s.timestamp);
         let config = config_arg(s.config.as_ref())?;
         let o = validated(&options, Target::Url, &s, &config)?;
         widget::sign_url(&o, &secret_key, ts, &config).map_err(|e| Failure::widget(e.code(), e.message()))
@@ -270,7 +293,7 @@ pub fn sign_url(
     run().or_throw(&env)
 }
 
-/// Checks a signed URL's signature and age; throws with `kind` saying why it fails.
+/// Checks a signed URL's signature and age; throws a `RampartError` whose `code` says why it fails.
 #[napi(ts_args_type = "url: string, secretKey: string, settings?: WidgetSettings | null")]
 pub fn verify_signed_url(
     env: Env,
@@ -279,16 +302,9 @@ pub fn verify_signed_url(
     settings: Option<Unknown<'_>>,
 ) -> Result<ParsedUrl> {
     let run = || -> Outcome<ParsedUrl> {
-        let (url, s) = (Arg::new("url", url).string()?, WidgetSettings::read(settings)?);
+        let (url, s) = (Arg::new("url", url).string()?, Settings::read(settings)?);
         let secret_key = Arg::new("secretKey", secret_key).string()?;
-        let now = time_arg("now", s.now)?;
-        let max_age = match s.max_age {
-            None => 600,
-            Some(a) if a >= 0.0 => a as u64,
-            Some(_) => {
-                return Err(CoreError::invalid_input("maxAge", "must be a non-negative number of seconds").into());
-            }
-        };
+        let (now, max_age) = (time_arg(s.now), s.max_age.unwrap_or(600));
         let config = config_arg(s.config.as_ref())?;
         let p = widget::verify_signed_url(&url, &secret_key, now, max_age, &config)
             .map_err(|e| Failure::widget(e.code(), e.message()))?;
@@ -301,7 +317,7 @@ pub fn verify_signed_url(
 #[napi(ts_args_type = "options: Record<string, unknown>, settings?: WidgetSettings | null")]
 pub fn script_snippet(env: Env, options: Option<Unknown<'_>>, settings: Option<Unknown<'_>>) -> Result<String> {
     let run = || -> Outcome<String> {
-        let (options, s) = (options_arg(options)?, WidgetSettings::read(settings)?);
+        let (options, s) = (options_arg(options)?, Settings::read(settings)?);
         let config = config_arg(s.config.as_ref())?;
         let target = if s.target.as_deref() == Some("url") { Target::Url } else { Target::Script };
         let o = validated(&options, target, &s, &config)?;
@@ -318,7 +334,7 @@ pub fn script_snippet(env: Env, options: Option<Unknown<'_>>, settings: Option<U
 #[napi(ts_args_type = "options: Record<string, unknown>, settings?: WidgetSettings | null")]
 pub fn iframe_snippet(env: Env, options: Option<Unknown<'_>>, settings: Option<Unknown<'_>>) -> Result<String> {
     let run = || -> Outcome<String> {
-        let (options, s) = (options_arg(options)?, WidgetSettings::read(settings)?);
+        let (options, s) = (options_arg(options)?, Settings::read(settings)?);
         let config = config_arg(s.config.as_ref())?;
         let o = validated(&options, Target::Url, &s, &config)?;
         let frame = IframeOptions {
@@ -348,7 +364,7 @@ pub fn csp_directives(
     settings: Option<Unknown<'_>>,
 ) -> Result<CspDirectives> {
     let run = || -> Outcome<CspDirectives> {
-        let (environment, s) = (Arg::new("environment", environment).string()?, WidgetSettings::read(settings)?);
+        let (environment, s) = (Arg::new("environment", environment).string()?, Settings::read(settings)?);
         let config = config_arg(s.config.as_ref())?;
         let d = widget::csp_directives(environment_arg(&environment)?, &config);
         Ok(CspDirectives { header: d.to_header_value(), frame_src: d.frame_src, script_src: d.script_src })
