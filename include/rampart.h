@@ -18,11 +18,18 @@
  * - Outputs. Results go through trailing out-pointers, written only when the call returns
  *   RAMPART_OK. Order: handle, inputs, outputs. Out-pointers documented as optional may be
  *   NULL when that output is not wanted.
- * - Arguments. A NULL where an argument is required, or a string that is not UTF-8, gives
- *   RAMPART_STATUS_INVALID_INPUT, never a crash (the last error message names the argument).
- *   Exceptions follow the HTTP API: a NULL or empty contact id is
- *   RAMPART_STATUS_CONTACT_ID_REQUIRED, a NULL token is a missing token, and a token that is
- *   not UTF-8 is a wrong code. Strings are NUL-terminated; inputs are copied, never kept.
+ * - Arguments. A NULL where an argument is required gives RAMPART_STATUS_INVALID_INPUT, never
+ *   a crash (the last error message names the argument). A string that is not UTF-8 is the
+ *   field's own 400, with the message every language gives for text that is not valid
+ *   Unicode: RAMPART_STATUS_CONTACT_ID_INVALID for a contact id,
+ *   RAMPART_STATUS_ISSUER_INVALID for an issuer, RAMPART_STATUS_WIDGET_TEXT_INVALID and
+ *   RAMPART_STATUS_WIDGET_BUTTON_URL_INVALID for the widget settings, otherwise
+ *   RAMPART_STATUS_INVALID_INPUT "<argument> must be valid Unicode text" (inside widget JSON,
+ *   the option path: "receiveAddress.btc must be valid Unicode text"). Exceptions follow the
+ *   HTTP API: a NULL or empty contact id is RAMPART_STATUS_CONTACT_ID_REQUIRED, a NULL token is
+ *   a missing token, a token that is not UTF-8 is a wrong code (never a 400), and a bearer
+ *   credential that is not UTF-8 is RAMPART_STATUS_UNAUTHORIZED. Strings are NUL-terminated;
+ *   inputs are copied, never kept.
  * - Strings. Every char* the library returns is a library string: free it with
  *   rampart_string_free() (which overwrites it with zeros first), exactly once, never with
  *   free(). const char* results (status messages and names) are static.
@@ -63,8 +70,12 @@
  * with the kind's stable number (never renumbered), or `RAMPART_STATUS_PANIC`.
  *
  * `rampart_status_code`, `rampart_status_message` and `rampart_status_name` describe a value.
- * Misuse of the ABI (a NULL where an argument is required, a string that is not UTF-8) is
- * `RAMPART_STATUS_INVALID_INPUT`, with the argument named by `rampart_last_error_message`.
+ * Misuse of the ABI (a NULL where an argument is required) is `RAMPART_STATUS_INVALID_INPUT`,
+ * with the argument named by `rampart_last_error_message`. A string that is not UTF-8 is the
+ * field's own status, as in every language: `RAMPART_STATUS_CONTACT_ID_INVALID` for a contact
+ * id, `RAMPART_STATUS_ISSUER_INVALID` for an issuer, `RAMPART_STATUS_WIDGET_TEXT_INVALID` and
+ * `RAMPART_STATUS_WIDGET_BUTTON_URL_INVALID` for the widget settings, otherwise
+ * `RAMPART_STATUS_INVALID_INPUT` "<argument> must be valid Unicode text".
  */
 enum rampart_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -401,8 +412,10 @@ typedef struct rampart_config {
   /**
    * The master key sealing TOTP secrets at rest: exactly 32 bytes, or NULL. With NULL, a
    * sandbox service on a database file loads the key from `<db_path>.key`, creating that
-   * file (mode 0600) with a random key the first time; a sandbox in-memory service uses a
-   * random key; production refuses to open.
+   * file (mode 0600) with a random key the first time, but only while the database holds
+   * no 2FA secret (a new key would lock out every contact with 2FA: open then refuses,
+   * naming the missing file); a sandbox in-memory service uses a random key; production
+   * refuses to open.
    */
   const uint8_t *master_key;
   /**
@@ -586,9 +599,14 @@ struct rampart_config rampart_config_default(void);
  * Open a service on the SQLite database at `db_path` (created, mode 0600, when missing, and
  * migrated). `db_path` is a file name in the platform's encoding (on Unix any bytes).
  *
- * Errors: `RAMPART_STATUS_CONFIG` for settings that break a rule (the message says which) or
- * a database that cannot be opened (the cause says why), `RAMPART_STATUS_INVALID_INPUT` for
- * NULL arguments. Nothing is created when the settings are invalid.
+ * Errors: `RAMPART_STATUS_CONFIG` for settings that break a rule (the message says which), a
+ * database that cannot be opened (the cause says why), or master keys that would not work,
+ * each message naming the key file and line, never a key: `<db_path>.key` readable by group
+ * or others ("has mode 0644; it must be readable by its owner only"), a key id given twice,
+ * a key (given or read) that opens none of the stored secrets sealed under its id, or a
+ * missing key file while the database holds 2FA secrets (no new key is written then).
+ * `RAMPART_STATUS_INVALID_INPUT` for NULL arguments and out-of-range numbers (`window`,
+ * `pending_ttl_secs`). Nothing is created when the settings are invalid.
  *
  * Ownership: on success `*out_service` receives a new handle, freed with
  * `rampart_service_free`. `db_path` and `config` are copied; nothing is kept.
@@ -683,9 +701,11 @@ rampart_status rampart_service_ping(const struct rampart_service *service);
  * name shown in the app; NULL means the contact id.
  *
  * Errors: `RAMPART_STATUS_CONTACT_ID_REQUIRED` (NULL or "" contact id),
- * `RAMPART_STATUS_CONTACT_ID_INVALID`, `RAMPART_STATUS_ISSUER_INVALID`,
+ * `RAMPART_STATUS_CONTACT_ID_INVALID` (not a UUID, or not UTF-8),
+ * `RAMPART_STATUS_ISSUER_INVALID` (also for an issuer that is not UTF-8),
+ * `RAMPART_STATUS_PARTNER_NOT_FOUND` (no such partner: nothing is created),
  * `RAMPART_STATUS_MUST_DISABLE_FIRST` (2FA is enabled), `RAMPART_STATUS_CREATE_FAILED`
- * (storage), `RAMPART_STATUS_INVALID_INPUT` (other arguments).
+ * (storage), `RAMPART_STATUS_INVALID_INPUT` (other arguments, a label that is not UTF-8).
  *
  * Ownership: on success `*out_qr_code` receives the Key URI as a QR code
  * (`data:image/png;base64,...`), `*out_manual` the secret in unpadded base32 for manual
@@ -997,8 +1017,9 @@ rampart_status rampart_service_may_purchase(const struct rampart_service *servic
  * enrol it. `issuer` and `account` are the names the authenticator app shows (UTF-8; escaped
  * in the Key URI, so any text is safe).
  *
- * Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL or non-UTF-8 arguments, an account too long
- * for a QR code), `RAMPART_STATUS_INTERNAL` (no randomness).
+ * Errors: `RAMPART_STATUS_ISSUER_INVALID` (an issuer that is not UTF-8),
+ * `RAMPART_STATUS_INVALID_INPUT` (NULL arguments, an account that is not UTF-8, an account
+ * too long for a QR code), `RAMPART_STATUS_INTERNAL` (no randomness).
  *
  * Ownership: on success `*out_secret` receives the secret in unpadded base32 (32 characters;
  * store it, sealed, in your storage), `*out_uri` (if not NULL) the otpauth Key URI and

@@ -141,6 +141,10 @@ def self_test() -> None:
             assert status == {"message": "2FA is true.", "code": 200, "status": True}, status
             denied = call(base, "sk_sandbox_wrong", "GET", f"/v1/auth/2fa?contactId={contact}")
             assert denied == {"message": "Unauthorized", "code": 401}, denied
+            # json.loads turns the escape "\ud800" into a lone surrogate: the binding answers the
+            # field's own 400, as the HTTP API does (never a UnicodeEncodeError, never a 500).
+            lone = call(base, key, "POST", "/v1/auth/enable2fa", {"contactId": "\ud800", "token": "123456"})
+            assert lone == {"message": "contactId must be a UUID", "code": 400}, lone
             print("self-test passed: create, enable, status, errors")
         finally:
             server.shutdown()

@@ -187,18 +187,28 @@ pub(crate) unsafe fn c_bytes<'a>(ptr: *const c_char) -> Option<&'a [u8]> {
     Some(unsafe { CStr::from_ptr(ptr) }.to_bytes())
 }
 
-/// A required UTF-8 string argument.
+/// Bytes as text: bytes that are not UTF-8 are the field's own 400, as every language answers
+/// text that is not valid Unicode (`Error::not_unicode`): `issuer` is
+/// `RAMPART_STATUS_ISSUER_INVALID`, `text` and `url` (the widget settings) their statuses, any
+/// other name `RAMPART_STATUS_INVALID_INPUT` "<name> must be valid Unicode text".
+pub(crate) fn utf8_arg<'a>(bytes: &'a [u8], name: &str) -> Result<&'a str, Error> {
+    std::str::from_utf8(bytes).map_err(|_| Error::not_unicode(name))
+}
+
+/// A required UTF-8 string argument: NULL is ABI misuse ("<name> must not be NULL"), bytes that
+/// are not UTF-8 as [`utf8_arg`].
 ///
 /// # Safety
 /// As for [`c_bytes`].
 pub(crate) unsafe fn str_arg<'a>(ptr: *const c_char, name: &str) -> Result<&'a str, Error> {
     // SAFETY: forwarded contract.
     let bytes = unsafe { c_bytes(ptr) }.ok_or_else(|| null_arg(name))?;
-    std::str::from_utf8(bytes).map_err(|_| Error::invalid_input(name, "must be UTF-8"))
+    utf8_arg(bytes, name)
 }
 
-/// A required string argument whose invalid UTF-8 breaks a field rule of its own (`kind`)
-/// rather than the ABI's: NULL is still an ABI-misuse error.
+/// A required string argument whose invalid UTF-8 is answered as a wrong value of its own
+/// (`kind`) rather than a 400: a credential that is not UTF-8 is simply not a valid one. NULL is
+/// still an ABI-misuse error.
 ///
 /// # Safety
 /// As for [`c_bytes`].
@@ -208,7 +218,7 @@ pub(crate) unsafe fn field_arg<'a>(ptr: *const c_char, name: &str, kind: ErrorKi
     std::str::from_utf8(bytes).map_err(|_| Error::new(kind))
 }
 
-/// An optional UTF-8 string argument (NULL is `None`).
+/// An optional UTF-8 string argument (NULL is `None`); bytes that are not UTF-8 as [`utf8_arg`].
 ///
 /// # Safety
 /// As for [`c_bytes`].
@@ -216,7 +226,7 @@ pub(crate) unsafe fn opt_str_arg<'a>(ptr: *const c_char, name: &str) -> Result<O
     // SAFETY: forwarded contract.
     match unsafe { c_bytes(ptr) } {
         None => Ok(None),
-        Some(bytes) => std::str::from_utf8(bytes).map(Some).map_err(|_| Error::invalid_input(name, "must be UTF-8")),
+        Some(bytes) => utf8_arg(bytes, name).map(Some),
     }
 }
 
@@ -231,8 +241,8 @@ pub(crate) unsafe fn partner_arg(ptr: *const c_char) -> Result<PartnerId, Error>
 }
 
 /// A contact id argument, read the way the HTTP API reads `contactId`: NULL or empty is
-/// "contactId is required", anything but a hyphenated UUID (invalid UTF-8 included) is
-/// "contactId must be a UUID".
+/// "contactId is required", anything but a hyphenated UUID (invalid UTF-8 included, the
+/// `Error::not_unicode("contactId")` of every language) is "contactId must be a UUID".
 ///
 /// # Safety
 /// As for [`c_bytes`].
@@ -240,10 +250,7 @@ pub(crate) unsafe fn contact_arg(ptr: *const c_char) -> Result<ContactId, Error>
     // SAFETY: forwarded contract.
     match unsafe { c_bytes(ptr) } {
         None => Err(ErrorKind::ContactIdRequired.into()),
-        Some(bytes) => match std::str::from_utf8(bytes) {
-            Ok(text) => ContactId::parse_field(Some(text)),
-            Err(_) => Err(ErrorKind::ContactIdInvalid.into()),
-        },
+        Some(bytes) => ContactId::parse_field(Some(utf8_arg(bytes, "contactId")?)),
     }
 }
 

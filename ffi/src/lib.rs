@@ -12,11 +12,17 @@
 //!   refined message, internal cause and `Retry-After` are kept per thread.
 //! - Results go through trailing out-pointers, written only on success. Object first, then
 //!   inputs, then outputs.
-//! - A NULL where an argument is required, or a string that is not UTF-8, gives
-//!   `RAMPART_STATUS_INVALID_INPUT` with the argument named in the last error message, except
-//!   where the core has a more precise answer: a NULL or empty contact id is
-//!   `RAMPART_STATUS_CONTACT_ID_REQUIRED`, a NULL token is a missing token, and a token that
-//!   is not UTF-8 is a wrong code (the token grammar never answers 400).
+//! - A NULL where an argument is required gives `RAMPART_STATUS_INVALID_INPUT` with the
+//!   argument named in the last error message; a NULL or empty contact id is
+//!   `RAMPART_STATUS_CONTACT_ID_REQUIRED` and a NULL token a missing token.
+//! - A string that is not UTF-8 is the field's own 400 (`Error::not_unicode`, the answer every
+//!   language gives to text that is not valid Unicode): `RAMPART_STATUS_CONTACT_ID_INVALID`,
+//!   `RAMPART_STATUS_ISSUER_INVALID`, `RAMPART_STATUS_WIDGET_TEXT_INVALID`,
+//!   `RAMPART_STATUS_WIDGET_BUTTON_URL_INVALID`, else `RAMPART_STATUS_INVALID_INPUT`
+//!   "<argument> must be valid Unicode text" (inside widget JSON the option path names it).
+//!   A token that is not UTF-8 is a wrong code (the token grammar never answers 400), a bearer
+//!   credential that is not UTF-8 a bad credential, a URL `url_invalid`, an address
+//!   `address_bad_character`.
 //! - Opaque handles have one constructor family and one `_free`; `_free(NULL)` is a no-op.
 //! - Strings the library returns are freed only by `rampart_string_free`, which zeroizes them.
 //! - Every body runs inside the panic boundary in `boundary.rs`; no panic unwinds into C.

@@ -67,8 +67,10 @@ pub struct rampart_config {
     pub throttling: bool,
     /// The master key sealing TOTP secrets at rest: exactly 32 bytes, or NULL. With NULL, a
     /// sandbox service on a database file loads the key from `<db_path>.key`, creating that
-    /// file (mode 0600) with a random key the first time; a sandbox in-memory service uses a
-    /// random key; production refuses to open.
+    /// file (mode 0600) with a random key the first time, but only while the database holds
+    /// no 2FA secret (a new key would lock out every contact with 2FA: open then refuses,
+    /// naming the missing file); a sandbox in-memory service uses a random key; production
+    /// refuses to open.
     pub master_key: *const u8,
     /// Length of `master_key` in bytes (32); 0 when `master_key` is NULL.
     pub master_key_len: usize,
@@ -242,7 +244,7 @@ fn path_from_bytes(bytes: &[u8]) -> Result<PathBuf, Error> {
 
 #[cfg(not(unix))]
 fn path_from_bytes(bytes: &[u8]) -> Result<PathBuf, Error> {
-    std::str::from_utf8(bytes).map(PathBuf::from).map_err(|_| Error::invalid_input("db_path", "must be UTF-8"))
+    std::str::from_utf8(bytes).map(PathBuf::from).map_err(|_| Error::not_unicode("db_path"))
 }
 
 /// `<db>.key`, beside the database (as the example server does).
@@ -255,9 +257,14 @@ fn key_path(db: &Path) -> PathBuf {
 /// Open a service on the SQLite database at `db_path` (created, mode 0600, when missing, and
 /// migrated). `db_path` is a file name in the platform's encoding (on Unix any bytes).
 ///
-/// Errors: `RAMPART_STATUS_CONFIG` for settings that break a rule (the message says which) or
-/// a database that cannot be opened (the cause says why), `RAMPART_STATUS_INVALID_INPUT` for
-/// NULL arguments. Nothing is created when the settings are invalid.
+/// Errors: `RAMPART_STATUS_CONFIG` for settings that break a rule (the message says which), a
+/// database that cannot be opened (the cause says why), or master keys that would not work,
+/// each message naming the key file and line, never a key: `<db_path>.key` readable by group
+/// or others ("has mode 0644; it must be readable by its owner only"), a key id given twice,
+/// a key (given or read) that opens none of the stored secrets sealed under its id, or a
+/// missing key file while the database holds 2FA secrets (no new key is written then).
+/// `RAMPART_STATUS_INVALID_INPUT` for NULL arguments and out-of-range numbers (`window`,
+/// `pending_ttl_secs`). Nothing is created when the settings are invalid.
 ///
 /// Ownership: on success `*out_service` receives a new handle, freed with
 /// `rampart_service_free`. `db_path` and `config` are copied; nothing is kept.
@@ -431,9 +438,11 @@ pub unsafe extern "C" fn rampart_service_ping(service: *const rampart_service) -
 /// name shown in the app; NULL means the contact id.
 ///
 /// Errors: `RAMPART_STATUS_CONTACT_ID_REQUIRED` (NULL or "" contact id),
-/// `RAMPART_STATUS_CONTACT_ID_INVALID`, `RAMPART_STATUS_ISSUER_INVALID`,
+/// `RAMPART_STATUS_CONTACT_ID_INVALID` (not a UUID, or not UTF-8),
+/// `RAMPART_STATUS_ISSUER_INVALID` (also for an issuer that is not UTF-8),
+/// `RAMPART_STATUS_PARTNER_NOT_FOUND` (no such partner: nothing is created),
 /// `RAMPART_STATUS_MUST_DISABLE_FIRST` (2FA is enabled), `RAMPART_STATUS_CREATE_FAILED`
-/// (storage), `RAMPART_STATUS_INVALID_INPUT` (other arguments).
+/// (storage), `RAMPART_STATUS_INVALID_INPUT` (other arguments, a label that is not UTF-8).
 ///
 /// Ownership: on success `*out_qr_code` receives the Key URI as a QR code
 /// (`data:image/png;base64,...`), `*out_manual` the secret in unpadded base32 for manual
@@ -771,7 +780,7 @@ pub unsafe extern "C" fn rampart_service_set_widget_text(
         // SAFETY: pointers obey the contract above.
         let (service, partner) = unsafe { (self::service(service)?, partner_arg(partner_id)?) };
         // SAFETY: as above.
-        let text = unsafe { field_arg(text, "text", ErrorKind::WidgetTextInvalid) }?;
+        let text = unsafe { str_arg(text, "text") }?;
         service.set_widget_text(&partner, text).map(drop)
     })
 }
@@ -821,7 +830,7 @@ pub unsafe extern "C" fn rampart_service_set_widget_button_url(
         // SAFETY: pointers obey the contract above.
         let (service, partner) = unsafe { (self::service(service)?, partner_arg(partner_id)?) };
         // SAFETY: as above.
-        let url = unsafe { field_arg(url, "url", ErrorKind::WidgetButtonUrlInvalid) }?;
+        let url = unsafe { str_arg(url, "url") }?;
         service.set_widget_button_url(&partner, url).map(drop)
     })
 }

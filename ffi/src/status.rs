@@ -228,8 +228,12 @@ use rampart_core::ErrorKind;
 /// with the kind's stable number (never renumbered), or `RAMPART_STATUS_PANIC`.
 ///
 /// `rampart_status_code`, `rampart_status_message` and `rampart_status_name` describe a value.
-/// Misuse of the ABI (a NULL where an argument is required, a string that is not UTF-8) is
-/// `RAMPART_STATUS_INVALID_INPUT`, with the argument named by `rampart_last_error_message`.
+/// Misuse of the ABI (a NULL where an argument is required) is `RAMPART_STATUS_INVALID_INPUT`,
+/// with the argument named by `rampart_last_error_message`. A string that is not UTF-8 is the
+/// field's own status, as in every language: `RAMPART_STATUS_CONTACT_ID_INVALID` for a contact
+/// id, `RAMPART_STATUS_ISSUER_INVALID` for an issuer, `RAMPART_STATUS_WIDGET_TEXT_INVALID` and
+/// `RAMPART_STATUS_WIDGET_BUTTON_URL_INVALID` for the widget settings, otherwise
+/// `RAMPART_STATUS_INVALID_INPUT` "<argument> must be valid Unicode text".
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(non_camel_case_types, clippy::upper_case_acronyms)]

@@ -36,8 +36,9 @@ unsafe fn secret_arg(ptr: *const c_char) -> Result<Secret, Error> {
 /// enrol it. `issuer` and `account` are the names the authenticator app shows (UTF-8; escaped
 /// in the Key URI, so any text is safe).
 ///
-/// Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL or non-UTF-8 arguments, an account too long
-/// for a QR code), `RAMPART_STATUS_INTERNAL` (no randomness).
+/// Errors: `RAMPART_STATUS_ISSUER_INVALID` (an issuer that is not UTF-8),
+/// `RAMPART_STATUS_INVALID_INPUT` (NULL arguments, an account that is not UTF-8, an account
+/// too long for a QR code), `RAMPART_STATUS_INTERNAL` (no randomness).
 ///
 /// Ownership: on success `*out_secret` receives the secret in unpadded base32 (32 characters;
 /// store it, sealed, in your storage), `*out_uri` (if not NULL) the otpauth Key URI and

@@ -15,7 +15,7 @@ use rampart_core::widget::{
 use rampart_core::{Environment, Error, ErrorKind};
 use serde_json::{Value, json};
 
-use crate::boundary::{Coded, Failure, Out, c_bytes, coded_call, non_null, opt_str_arg, str_arg, value_call};
+use crate::boundary::{Coded, Failure, Out, c_bytes, coded_call, non_null, null_arg, opt_str_arg, str_arg, value_call};
 use crate::status::rampart_status;
 use crate::strings::library_string;
 
@@ -146,18 +146,135 @@ fn address_error(e: AddressError) -> Failure {
     invalid(e.code(), e.message())
 }
 
-/// A required JSON text argument, parsed. Not UTF-8 or not JSON is `RAMPART_STATUS_INVALID_INPUT`
-/// naming the argument; longer than the bound `RAMPART_STATUS_PAYLOAD_TOO_LARGE`.
+/// A required JSON text argument, parsed. Longer than the bound is
+/// `RAMPART_STATUS_PAYLOAD_TOO_LARGE`; not JSON is `RAMPART_STATUS_INVALID_INPUT` "<name> must be
+/// JSON text"; text that is not valid Unicode (bytes that are not UTF-8, or a `\uD800` escape
+/// without its pair) is `RAMPART_STATUS_INVALID_INPUT` naming where it sits, as the other
+/// languages name a lone surrogate in an options dict (see [`not_unicode_in_json`]).
 ///
 /// # Safety
 /// `ptr` is NULL or a NUL-terminated string.
 unsafe fn json_arg(ptr: *const c_char, name: &str) -> Result<Value, Error> {
     // SAFETY: forwarded contract.
-    let text = unsafe { str_arg(ptr, name) }?;
-    if text.len() > RAMPART_WIDGET_MAX_JSON_BYTES {
+    let bytes = unsafe { c_bytes(ptr) }.ok_or_else(|| null_arg(name))?;
+    if bytes.len() > RAMPART_WIDGET_MAX_JSON_BYTES {
         return Err(Error::new(ErrorKind::PayloadTooLarge));
     }
-    serde_json::from_str(text).map_err(|_| Error::invalid_input(name, "must be JSON text"))
+    let parsed = std::str::from_utf8(bytes).ok().map(serde_json::from_str::<Value>);
+    match parsed {
+        Some(Ok(value)) => Ok(value),
+        _ => Err(not_unicode_in_json(bytes, name).unwrap_or_else(|| Error::invalid_input(name, "must be JSON text"))),
+    }
+}
+
+/// Where JSON text holds text that is not valid Unicode, as the 400 every language gives:
+/// "receiveAddress.btc must be valid Unicode text", "tokens[1] must be ..."; a key names the
+/// object it is in ("receiveAddress must be ...", the argument at the top). The Python and Node
+/// bindings build the same paths for a lone surrogate. Bytes that are not UTF-8 outside any
+/// string name the argument. `None` when the text is valid Unicode (then it is simply not JSON).
+///
+/// Each bad sequence is replaced by a noncharacter the text does not hold, the result parsed,
+/// and the first string or key holding that marker named.
+fn not_unicode_in_json(bytes: &[u8], arg: &str) -> Option<Error> {
+    let lossy = String::from_utf8_lossy(bytes);
+    let marker = ('\u{FDD0}'..='\u{FDEF}').find(|c| !lossy.contains(*c))?;
+    let mut marked = String::with_capacity(bytes.len());
+    let mut found = false;
+    for chunk in bytes.utf8_chunks() {
+        marked.push_str(chunk.valid());
+        if !chunk.invalid().is_empty() {
+            marked.push(marker);
+            found = true;
+        }
+    }
+    let (marked, lone) = mark_lone_surrogates(&marked, marker);
+    if !found && !lone {
+        return None;
+    }
+    let whole = || Error::not_unicode(arg);
+    let Ok(value) = serde_json::from_str::<Value>(&marked) else { return Some(whole()) };
+    Some(find_marker(&value, marker, "", arg).map_or_else(whole, |field| not_unicode_plain(&field)))
+}
+
+/// [`Error::not_unicode`] for a path that is not one of the fields with an error of their own
+/// (an option that happens to be called `url` is not the partner's widget button URL).
+fn not_unicode_plain(name: &str) -> Error {
+    let error = Error::not_unicode(name);
+    if error.kind() == ErrorKind::InvalidInput {
+        error
+    } else {
+        Error::invalid_input(name, "must be valid Unicode text")
+    }
+}
+
+/// JSON text with every `\uXXXX` escape of a lone surrogate (a high one not followed by a low
+/// one, or a low one alone) inside a string replaced by `marker`, and whether there was one.
+fn mark_lone_surrogates(text: &str, marker: char) -> (String, bool) {
+    let hex = |s: &str| -> Option<u16> {
+        s.get(..4).filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit())).and_then(|h| u16::from_str_radix(h, 16).ok())
+    };
+    let escape_at = |i: usize| -> Option<u16> { text.get(i..)?.strip_prefix("\\u").and_then(hex) };
+    let (mut out, mut found, mut in_string) = (String::with_capacity(text.len()), false, false);
+    let mut i = 0;
+    while let Some(c) = text[i..].chars().next() {
+        if !in_string {
+            in_string = c == '"';
+            out.push(c);
+            i += c.len_utf8();
+            continue;
+        }
+        match c {
+            '"' => in_string = false,
+            '\\' => match escape_at(i) {
+                Some(0xD800..=0xDBFF) if matches!(escape_at(i + 6), Some(0xDC00..=0xDFFF)) => {
+                    out.push_str(&text[i..i + 12]);
+                    i += 12;
+                    continue;
+                }
+                Some(0xD800..=0xDFFF) => {
+                    out.push(marker);
+                    found = true;
+                    i += 6;
+                    continue;
+                }
+                _ => {
+                    // Any other escape: copy the backslash and the escaped character as they are.
+                    out.push('\\');
+                    i += 1;
+                    if let Some(next) = text[i..].chars().next() {
+                        out.push(next);
+                        i += next.len_utf8();
+                    }
+                    continue;
+                }
+            },
+            _ => {}
+        }
+        out.push(c);
+        i += c.len_utf8();
+    }
+    (out, found)
+}
+
+/// The path of the first string or key (in the parsed order) holding `marker`: `a.b` for a
+/// value under a key, `a[1]` for an item, the object's own path (or `arg`) for a key.
+fn find_marker(value: &Value, marker: char, path: &str, arg: &str) -> Option<String> {
+    let name = |p: &str| if p.is_empty() { arg.to_owned() } else { p.to_owned() };
+    match value {
+        Value::String(s) => s.contains(marker).then(|| name(path)),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| find_marker(item, marker, &format!("{}[{i}]", name(path)), arg)),
+        Value::Object(map) => map.iter().find_map(|(key, item)| {
+            if key.contains(marker) {
+                return Some(name(path));
+            }
+            let child = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            find_marker(item, marker, &child, arg)
+        }),
+        _ => None,
+    }
 }
 
 /// A URL argument: NULL is ABI misuse; bytes that are not UTF-8 are not a URL (`url_invalid`).
@@ -886,6 +1003,30 @@ mod tests {
         with_last_error_code((), |code| assert_eq!(code, "config_root_not_https"));
         assert_eq!(coded_call(|| Ok(())), rampart_status::RAMPART_OK);
         with_last_error_code((), |code| assert!(code.is_empty()));
+    }
+
+    #[test]
+    fn text_that_is_not_unicode_is_named_by_its_path() {
+        let named = |bytes: &[u8]| not_unicode_in_json(bytes, "options_json").map(|e| e.message().to_owned());
+        // valid text (a pair of escapes, an escaped backslash before "ud800") is not flagged
+        assert_eq!(named(br#"{"a":"\ud83d\ude00","b":"\\ud800"}"#), None);
+        assert_eq!(named(b"{\"a\":"), None);
+        // lone escapes, after valid escapes and escaped backslashes
+        let text = br#"{"a":"\\ud800","b":"\ud83d\ude00","c":"x\ud800"}"#;
+        assert_eq!(named(text).as_deref(), Some("c must be valid Unicode text"));
+        assert_eq!(named(br#"{"a":["\udc00"]}"#).as_deref(), Some("a[0] must be valid Unicode text"));
+        assert_eq!(named(br#"{"a":"\ud800\u0041"}"#).as_deref(), Some("a must be valid Unicode text"));
+        // bytes that are not UTF-8, in a value, a key, or outside any string
+        assert_eq!(named(b"{\"a\":{\"b\":\"\xff\"}}").as_deref(), Some("a.b must be valid Unicode text"));
+        assert_eq!(named(b"{\"a\":{\"\xc3\":1}}").as_deref(), Some("a must be valid Unicode text"));
+        assert_eq!(named(b"{\"\xc3\":1}").as_deref(), Some("options_json must be valid Unicode text"));
+        assert_eq!(named(b"[1,\xff]").as_deref(), Some("options_json must be valid Unicode text"));
+        // a path that reads like a field with its own error stays a plain 400
+        let e = not_unicode_in_json(b"{\"text\":\"\xff\"}", "options_json").unwrap();
+        assert_eq!((e.kind(), e.message()), (ErrorKind::InvalidInput, "text must be valid Unicode text"));
+        // the marker is one the text does not already hold
+        let text = "{\"a\":\"\u{FDD0}\",\"b\":\"\\udfff\"}";
+        assert_eq!(named(text.as_bytes()).as_deref(), Some("b must be valid Unicode text"));
     }
 
     #[test]

@@ -1,6 +1,8 @@
 /* The C ABI end to end: every row of the 2FA lifecycle table (SPEC section 2), every error kind
  * a call can produce, partners and keys, widget settings, the KYC rule, NULL and non-UTF-8
- * arguments, out-pointers left alone on failure, `_free(NULL)`, and the SQLite store. */
+ * arguments (each the field's own status, as in every language), unknown partners,
+ * out-pointers left alone on failure, `_free(NULL)`, and the SQLite store with its master key
+ * file checks. */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +14,8 @@
 #define CONTACT_D "4e8d2b6a-7f3c-4b1d-8e9a-0c5f1a2b3d43"
 #define CONTACT_E "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c54"
 #define OPERATOR "ops@example.com"
+#define NO_PARTNER "00000000-0000-4000-8000-000000000000"
+#define ISSUER_MESSAGE "twoFactorIssuer must be 1 to 64 characters without ':' or control characters"
 
 static uint64_t now = 1700000000; /* the manual clock's time */
 
@@ -265,10 +269,24 @@ static void test_inputs(void) {
     long_issuer[65] = '\0';
     EXPECT(RAMPART_STATUS_ISSUER_INVALID,
            rampart_service_create_2fa(service, partner, CONTACT_E, long_issuer, NULL, &qr, &manual, NULL));
-    EXPECT(RAMPART_STATUS_INVALID_INPUT,
+    /* bytes that are not UTF-8: the issuer's own 400, as a lone surrogate is in Python and Node */
+    EXPECT(RAMPART_STATUS_ISSUER_INVALID,
            rampart_service_create_2fa(service, partner, CONTACT_E, "\xff", NULL, &qr, &manual, NULL));
-    assert(strcmp(last_message(), "issuer must be UTF-8") == 0);
+    assert(strcmp(last_message(), ISSUER_MESSAGE) == 0);
+    EXPECT(RAMPART_STATUS_ISSUER_INVALID,
+           rampart_service_create_2fa(service, partner, CONTACT_E, "Acme \xed\xa0\x80", NULL, &qr, &manual, NULL));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT,
+           rampart_service_create_2fa(service, partner, CONTACT_E, "Acme", "jane\xc3", &qr, &manual, NULL));
+    assert(strcmp(last_message(), "label must be valid Unicode text") == 0);
+    EXPECT(RAMPART_STATUS_CONTACT_ID_INVALID,
+           rampart_service_create_2fa(service, partner, "\xff" CONTACT_E, NULL, NULL, &qr, &manual, NULL));
+    assert(strcmp(last_message(), "contactId must be a UUID") == 0);
     assert(qr == (char *)1 && manual == (char *)1);
+    /* ... and a token that is not UTF-8 is a code that does not verify, never a 400 */
+    bool ok = true;
+    EXPECT(RAMPART_STATUS_NOT_ENABLED, rampart_service_verify_2fa(service, partner, CONTACT_E, "\xff", &ok));
+    assert(ok);
+    assert(verify(service, partner, CONTACT_D, "\xed\xa0\x80" "123456") == false);
     char *uri = NULL;
     OK(rampart_service_create_2fa(service, partner, CONTACT_E, "Acme Shop", "jane@example.com", &qr, &manual, &uri));
     assert(starts_with(uri, "otpauth://totp/Acme%20Shop:jane%40example.com?secret="));
@@ -283,10 +301,25 @@ static void test_inputs(void) {
     assert(strcmp(last_message(), "partner_id must not be NULL") == 0);
     EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_status_2fa(service, "acme", CONTACT_A, &flag));
     EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_status_2fa(service, "\x80", CONTACT_A, &flag));
-    assert(strcmp(last_message(), "partner_id must be UTF-8") == 0);
-    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND,
-           rampart_service_widget_text(service, "00000000-0000-4000-8000-000000000000", &qr));
+    assert(strcmp(last_message(), "partner_id must be valid Unicode text") == 0);
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND, rampart_service_widget_text(service, NO_PARTNER, &qr));
     assert(rampart_status_code(RAMPART_STATUS_PARTNER_NOT_FOUND) == 404);
+
+    /* a partner that does not exist: 404 "Partner not found", never an orphan contact */
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND,
+           rampart_service_create_2fa(service, NO_PARTNER, CONTACT_E, NULL, NULL, &qr, &manual, NULL));
+    assert(strcmp(last_message(), "Partner not found") == 0);
+    assert(rampart_status_code(RAMPART_STATUS_PARTNER_NOT_FOUND) == 404);
+    char name[64];
+    assert(rampart_last_error_code(name, sizeof name) == strlen("partner_not_found"));
+    assert(strcmp(name, "partner_not_found") == 0);
+    assert(qr == (char *)1 && manual == (char *)1);
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND, rampart_service_enable_2fa(service, NO_PARTNER, CONTACT_E, "123456"));
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND, rampart_service_disable_2fa(service, NO_PARTNER, CONTACT_E, "123456"));
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND, rampart_service_status_2fa(service, NO_PARTNER, CONTACT_E, &flag));
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND,
+           rampart_service_verify_2fa(service, NO_PARTNER, CONTACT_E, "123456", &flag));
+    assert(strcmp(last_message(), "Partner not found") == 0);
 
     /* NULL handle and NULL out-pointers: a status, no crash, nothing written */
     EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_status_2fa(NULL, partner, CONTACT_A, &flag));
@@ -313,6 +346,7 @@ static void test_inputs(void) {
     assert(strcmp(last_message(), "name must be 1 to 200 characters without control characters") == 0);
     EXPECT(RAMPART_STATUS_INVALID_INPUT,
            rampart_service_create_partner(service, "\xe2\x82", RAMPART_ENVIRONMENT_SANDBOX, &id, &key, &pk));
+    assert(strcmp(last_message(), "name must be valid Unicode text") == 0);
     EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_create_partner(service, "Acme", 7, &id, &key, &pk));
     EXPECT(RAMPART_STATUS_INVALID_INPUT,
            rampart_service_create_partner(service, "Acme", RAMPART_ENVIRONMENT_SANDBOX, &id, NULL, &pk));
@@ -388,6 +422,7 @@ static void test_partners_and_settings(void) {
     EXPECT(RAMPART_STATUS_WIDGET_TEXT_INVALID, rampart_service_set_widget_text(service, partner, ""));
     EXPECT(RAMPART_STATUS_WIDGET_TEXT_INVALID, rampart_service_set_widget_text(service, partner, "tab\there"));
     EXPECT(RAMPART_STATUS_WIDGET_TEXT_INVALID, rampart_service_set_widget_text(service, partner, "\xff"));
+    assert(strcmp(last_message(), "widgetText must be 1 to 64 characters without control characters") == 0);
     EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_set_widget_text(service, partner, NULL));
     OK(rampart_service_set_widget_text(service, partner, "Back to the shop \xe2\x86\x92"));
     OK(rampart_service_widget_text(service, partner, &text));
@@ -404,6 +439,10 @@ static void test_partners_and_settings(void) {
         EXPECT(RAMPART_STATUS_WIDGET_BUTTON_URL_INVALID,
                rampart_service_set_widget_button_url(service, partner, bad_urls[i]));
     }
+    EXPECT(RAMPART_STATUS_WIDGET_BUTTON_URL_INVALID,
+           rampart_service_set_widget_button_url(service, partner, "https://shop.example.com/\xff"));
+    assert(strcmp(last_message(), "widgetButtonURL must be an absolute http(s) URL without credentials, at most "
+                                  "2048 characters") == 0);
     OK(rampart_service_set_widget_button_url(service, partner, "https://shop.example.com/done?x=1"));
     OK(rampart_service_widget_button_url(service, partner, &url));
     assert(strcmp(url, "https://shop.example.com/done?x=1") == 0);
@@ -427,6 +466,8 @@ static void test_partners_and_settings(void) {
     OK(rampart_service_may_purchase(service, partner, CONTACT_B, &allowed));
     assert(!required && allowed);
     EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_set_2fa_waiver(service, "\x01", partner, false));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_set_2fa_waiver(service, "ops\xc0\xaf", partner, false));
+    assert(strcmp(last_message(), "operator_name must be valid Unicode text") == 0);
     EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND,
            rampart_service_set_kyc_passed(service, OPERATOR, "00000000-0000-4000-8000-000000000000", CONTACT_A, true));
 
@@ -467,8 +508,13 @@ static void test_config(void) {
     config.master_key_len = 32;
     EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open_memory(&config, &service));
     config = rampart_config_default();
-    config.pending_ttl_secs = 0;
-    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open_memory(&config, &service));
+    config.service_name = "Acme\xff";
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_open_memory(&config, &service));
+    assert(strcmp(last_message(), "config.service_name must be valid Unicode text") == 0);
+    config = rampart_config_default();
+    config.pending_ttl_secs = 0; /* out-of-range numbers are the argument's own 400 */
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_open_memory(&config, &service));
+    assert(strcmp(last_message(), "pending_ttl_secs must be at least 1") == 0);
     config = rampart_config_default();
     config.jwt_secret = (const uint8_t *)"too short";
     config.jwt_secret_len = 9;
@@ -607,20 +653,62 @@ static void test_sqlite(const char *dir) {
     rampart_string_free(code);
     rampart_service_free(service);
 
-    /* another master key cannot open the secret: fail closed */
+    /* the key file checks at open, each naming the file; the key itself is never shown */
+    char want[1400];
+    service = (rampart_service *)1;
+    assert(chmod(key_file, 0644) == 0); /* readable by others: refused, naming the mode */
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open(db, &config, &service));
+    snprintf(want, sizeof want, "master key file %s: has mode 0644; it must be readable by its owner only (chmod 600 %s)",
+             key_file, key_file);
+    assert(strcmp(last_message(), want) == 0);
+    assert(chmod(key_file, 0640) == 0);
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open(db, &config, &service));
+    assert(strstr(last_message(), "has mode 0640") != NULL);
+    assert(chmod(key_file, 0600) == 0);
+    put_key_line(key_file, "a", 9); /* key id 9 twice: refused, naming both lines */
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open(db, &config, &service));
+    snprintf(want, sizeof want, "master key file %s: line 4: key id 9 is given twice (first on line 2)", key_file);
+    assert(strcmp(last_message(), want) == 0);
+    assert(strstr(last_message(), "abab") == NULL);
+    put_key_line(key_file, "w", 9);
+    assert(service == (rampart_service *)1);
+
+    /* another master key opens none of the stored secrets: refused at open, not at first use */
     uint8_t other_key[32];
     memset(other_key, 0x42, sizeof other_key);
     config.master_key = other_key;
     config.master_key_len = sizeof other_key;
+    config.master_key_id = 9;
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open(db, &config, &service));
+    assert(strcmp(last_message(), "master key ring: key id 9 opens none of the stored 2FA secrets sealed under it") == 0);
+    config.master_key_id = 1;
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open(db, &config, &service));
+    assert(strcmp(last_message(), "master key ring: stored 2FA secrets are sealed under key id 9, which it does not "
+                                  "hold; put that key back") == 0);
+    assert(service == (rampart_service *)1);
+    config = rampart_config_default();
+    config.clock = manual_clock;
+    config.clock_context = &now;
+
+    /* the key file deleted while a contact has 2FA enabled: refused, naming the missing file, and
+     * no new key is written (it would lock every such contact out) */
+    assert(unlink(key_file) == 0);
+    EXPECT(RAMPART_STATUS_CONFIG, rampart_service_open(db, &config, &service));
+    snprintf(want, sizeof want,
+             "master key file %s is missing, but the database holds 2FA secrets sealed under it: restore the file "
+             "(a new key would lock out every contact with 2FA)",
+             key_file);
+    assert(strcmp(last_message(), want) == 0);
+    assert(access(key_file, F_OK) != 0);
+    assert(service == (rampart_service *)1);
+    put_key_line(key_file, "w", 9); /* restored */
+    assert(chmod(key_file, 0600) == 0);
     OK(rampart_service_open(db, &config, &service));
     now += 30;
     code = code_at(secret, now);
-    bool accepted = true;
-    EXPECT(RAMPART_STATUS_VERIFY_FAILED, rampart_service_verify_2fa(service, partner, CONTACT_A, code, &accepted));
-    EXPECT(RAMPART_STATUS_DISABLE_FAILED, rampart_service_disable_2fa(service, partner, CONTACT_A, code));
-    assert(accepted);
-    rampart_service_free(service);
+    assert(verify(service, partner, CONTACT_A, code));
     rampart_string_free(code);
+    rampart_service_free(service);
 
     /* production without a key refuses, and creates nothing */
     char db2[512];
@@ -665,6 +753,10 @@ static void test_pure_helpers(void) {
     OK(rampart_totp_new_secret("Acme", "x", &only, NULL, NULL));
     assert(strcmp(only, secret) != 0);
     EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_totp_new_secret(NULL, "x", &only, NULL, NULL));
+    EXPECT(RAMPART_STATUS_ISSUER_INVALID, rampart_totp_new_secret("Acme\xff", "x", &only, NULL, NULL));
+    assert(strcmp(last_message(), ISSUER_MESSAGE) == 0);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_totp_new_secret("Acme", "\xe2\x28\xa1", &only, NULL, NULL));
+    assert(strcmp(last_message(), "account must be valid Unicode text") == 0);
     EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_totp_new_secret("Acme", "x", NULL, NULL, NULL));
 
     uint64_t t = 1700000000;
@@ -690,6 +782,7 @@ static void test_pure_helpers(void) {
     EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_totp_verify(secret, code, t, 1, NULL, &step));
     char *out = (char *)1;
     EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_totp_code_at("\xff", t, &out));
+    assert(strcmp(last_message(), "secret must be valid Unicode text") == 0);
     EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_totp_hotp(secret, 1, NULL));
     assert(out == (char *)1);
 

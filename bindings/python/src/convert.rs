@@ -1,12 +1,19 @@
-//! Arguments in (ids, tokens, times, JSON-shaped options) and JSON values out.
+//! Arguments in (text, ids, tokens, numbers, times, JSON-shaped options) and JSON values out.
+//!
+//! Every argument is read here, so bad input is answered the same way everywhere (SPEC section
+//! 5): a `str` that is not valid Unicode (a lone surrogate) is the field's own 400
+//! (`Error::not_unicode`), never a `UnicodeEncodeError` and never U+FFFD; a number out of range,
+//! negative or of the wrong type is `InvalidInputError` naming the argument and its range, never
+//! an `OverflowError`. Tokens keep the token grammar: text that is not valid Unicode is a code
+//! that does not verify.
 
+use std::ops::RangeInclusive;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyUnicodeError};
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use rampart_core::{ContactId, Environment, Error, PartnerId, Token};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use rampart_core::{ContactId, Environment, Error, ErrorKind, PartnerId, Token};
 use serde_json::{Map, Number, Value};
 
 use crate::errors::Raise;
@@ -14,13 +21,47 @@ use crate::errors::Raise;
 /// Nesting deeper than this is refused rather than risking the stack.
 const MAX_DEPTH: usize = 32;
 
+/// The rule of every Unix time or duration argument (an int, or a float rounded down).
+const SECONDS_RULE: &str = "must be a number of seconds from 0 to 18446744073709551615";
+
+/// [`Error::not_unicode`] for a name that is not one of the fields with an error of their own:
+/// a widget option path or a QR code's text that happens to read `url` or `text` is not the
+/// partner's widget button URL or text.
+pub(crate) fn not_unicode_plain(name: &str) -> Error {
+    let error = Error::not_unicode(name);
+    if error.kind() == ErrorKind::InvalidInput {
+        error
+    } else {
+        Error::invalid_input(name, "must be valid Unicode text")
+    }
+}
+
+fn type_error(field: &str, want: &str, obj: &Bound<'_, PyAny>) -> PyErr {
+    let got = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".to_owned());
+    PyTypeError::new_err(format!("{field} must be {want}, got {got}"))
+}
+
+/// The text of a `str` argument. Not a str is a `TypeError` (Python's habit for a wrong type);
+/// a str that is not valid Unicode is `Error::not_unicode(field)`: `contactId`, `issuer`, `text`
+/// and `url` answer their own 400, anything else "<field> must be valid Unicode text".
+pub(crate) fn text_arg(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<String> {
+    let s = obj.downcast::<PyString>().map_err(|_| type_error(field, "a str", obj))?;
+    // `to_str` fails exactly when the str holds a lone surrogate (it cannot be UTF-8).
+    s.to_str().map(str::to_owned).map_err(|_| Error::not_unicode(field)).or_raise()
+}
+
+/// An optional `str` argument (None is absent).
+pub(crate) fn opt_text_arg(obj: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<String>> {
+    obj.filter(|o| !o.is_none()).map(|o| text_arg(o, field)).transpose()
+}
+
 /// A str, or anything whose `str()` is the id (`uuid.UUID`).
-fn id_text(obj: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+fn id_text(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<Option<String>> {
     if obj.is_none() {
         return Ok(None);
     }
-    if let Ok(s) = obj.downcast::<PyString>() {
-        return Ok(Some(s.to_cow().map(|c| c.into_owned()).unwrap_or_default()));
+    if obj.is_instance_of::<PyString>() {
+        return text_arg(obj, field).map(Some);
     }
     let uuid_type = obj.py().import("uuid")?.getattr("UUID")?;
     if obj.is_instance(&uuid_type)? {
@@ -29,13 +70,15 @@ fn id_text(obj: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
     Err(PyTypeError::new_err(format!("expected a str or uuid.UUID id, got {}", obj.get_type().name()?)))
 }
 
+/// A contact id: None and "" are "contactId is required", anything but a hyphenated UUID
+/// (a str that is not valid Unicode included) "contactId must be a UUID".
 pub(crate) fn contact_arg(obj: &Bound<'_, PyAny>) -> PyResult<ContactId> {
-    let text = id_text(obj)?;
+    let text = id_text(obj, "contactId")?;
     ContactId::parse_field(text.as_deref()).or_raise()
 }
 
 pub(crate) fn partner_arg(obj: &Bound<'_, PyAny>) -> PyResult<PartnerId> {
-    match id_text(obj)? {
+    match id_text(obj, "partner_id")? {
         Some(text) => PartnerId::parse(&text).or_raise(),
         None => Err(Error::invalid_input("partner_id", "is required")).or_raise(),
     }
@@ -47,9 +90,10 @@ pub(crate) fn token_arg(obj: &Bound<'_, PyAny>) -> Token {
     if obj.is_none() {
         return Token::Missing;
     }
-    if obj.is_instance_of::<PyString>() {
-        // A str that is not valid UTF-8 (lone surrogates) is malformed, like any other junk.
-        return obj.extract::<PyBackedStr>().map(|s| Token::parse(&s)).unwrap_or(Token::Malformed);
+    if let Ok(s) = obj.downcast::<PyString>() {
+        // A str that is not valid Unicode (lone surrogates) is malformed, like any other junk:
+        // the token grammar never answers 400.
+        return s.to_str().map_or(Token::Malformed, Token::parse);
     }
     if obj.is_instance_of::<PyBool>() {
         return Token::Malformed;
@@ -60,21 +104,119 @@ pub(crate) fn token_arg(obj: &Bound<'_, PyAny>) -> Token {
     Token::Malformed
 }
 
-pub(crate) fn environment_arg(text: &str) -> PyResult<Environment> {
-    text.parse::<Environment>().or_raise()
+/// `"sandbox"` or `"production"`.
+pub(crate) fn environment_arg(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<Environment> {
+    text_arg(obj, field)?.parse::<Environment>().or_raise()
+}
+
+/// An optional environment (None is absent).
+pub(crate) fn opt_environment_arg(obj: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<Environment>> {
+    obj.filter(|o| !o.is_none()).map(|o| environment_arg(o, field)).transpose()
+}
+
+/// A file system path (`str`, `bytes` or `os.PathLike`), encoded as Python encodes file names
+/// (`os.fsencode`: a `\udcff` from `os.fsdecode` is the byte 0xff). A str that cannot be a file
+/// name (a lone surrogate outside that escape range) is "<field> must be valid Unicode text".
+/// (PyO3's own `PathBuf` conversion panics on such a str, so it is not used.)
+pub(crate) fn path_arg(obj: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<std::path::PathBuf>> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else { return Ok(None) };
+    let os = obj.py().import("os")?;
+    let fspath = os.call_method1("fspath", (obj,)).map_err(|_| type_error(field, "a str or os.PathLike", obj))?;
+    let encoded = match os.call_method1("fsencode", (&fspath,)) {
+        Ok(bytes) => bytes,
+        Err(e) if e.is_instance_of::<PyUnicodeError>(obj.py()) => return Err(Error::not_unicode(field)).or_raise(),
+        Err(e) => return Err(e),
+    };
+    let bytes = encoded.downcast::<PyBytes>().map_err(|_| type_error(field, "a str or os.PathLike", obj))?;
+    path_from_bytes(bytes.as_bytes(), field).map(Some)
+}
+
+#[cfg(unix)]
+fn path_from_bytes(bytes: &[u8], _field: &str) -> PyResult<std::path::PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    Ok(std::path::PathBuf::from(std::ffi::OsStr::from_bytes(bytes)))
+}
+
+#[cfg(not(unix))]
+fn path_from_bytes(bytes: &[u8], field: &str) -> PyResult<std::path::PathBuf> {
+    std::str::from_utf8(bytes).map(std::path::PathBuf::from).map_err(|_| Error::not_unicode(field)).or_raise()
+}
+
+/// An integer argument in `range`. Anything else (out of range, negative, a bool, a float, a
+/// str, an int too large for any range) is the argument's own 400: "<name> <rule>", where the
+/// rule is given or "must be an integer from LO to HI".
+pub(crate) fn int_arg<T: TryFrom<u64>>(
+    obj: &Bound<'_, PyAny>,
+    name: &str,
+    range: RangeInclusive<u64>,
+    rule: Option<&str>,
+) -> PyResult<T> {
+    let bad = || {
+        let rule =
+            rule.map_or_else(|| format!("must be an integer from {} to {}", range.start(), range.end()), str::to_owned);
+        crate::errors::to_py(Error::invalid_input(name, &rule))
+    };
+    if obj.is_instance_of::<PyBool>() || !obj.is_instance_of::<PyInt>() {
+        return Err(bad());
+    }
+    let value = obj.extract::<u64>().map_err(|_| bad())?;
+    if !range.contains(&value) {
+        return Err(bad());
+    }
+    T::try_from(value).map_err(|_| bad())
+}
+
+/// The verification window: 0, 1 or 2 steps either side (the core's rule and message).
+pub(crate) fn window_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<u8> {
+    match obj {
+        None => Ok(rampart_core::service::DEFAULT_WINDOW),
+        Some(o) => int_arg(o, "window", 0..=u64::from(rampart_core::totp::MAX_WINDOW), Some("must be 0, 1 or 2")),
+    }
+}
+
+/// A Unix time or a number of seconds: an int, or a float (`time.time()`) rounded down; not a
+/// bool, not negative, not NaN, below 2^64.
+pub(crate) fn seconds_arg(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
+    if let Ok(f) = obj.downcast::<PyFloat>() {
+        let v = f.value();
+        // 2^64 as f64 is exact; every finite float below it floors into u64.
+        if v.is_finite() && (0.0..18_446_744_073_709_551_616.0).contains(&v) {
+            return Ok(v.floor() as u64);
+        }
+        return Err(Error::invalid_input(name, SECONDS_RULE)).or_raise();
+    }
+    int_arg(obj, name, 0..=u64::MAX, Some(SECONDS_RULE))
 }
 
 /// Now, in Unix seconds, unless the caller gave a time.
-pub(crate) fn time_arg(given: Option<u64>) -> u64 {
-    given.unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0))
+pub(crate) fn time_arg(given: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<u64> {
+    match given.filter(|o| !o.is_none()) {
+        Some(t) => seconds_arg(t, name),
+        None => Ok(SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)),
+    }
 }
 
-/// A Python value as JSON: dict (str keys), list, tuple, str, int, float, bool, None.
-pub(crate) fn to_json(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
-    to_json_at(obj, 0)
+/// A JSON-shaped argument (widget options, a widget configuration) as JSON: dict (str keys),
+/// list, tuple, str, int, float, bool, None. `root` is the path of the value itself (`""` for
+/// a whole options dict, `"coins"` for a configuration's coin list) and `arg` the argument's
+/// name, used when the path is empty. A str that is not valid Unicode is a 400 naming where it
+/// sits, as the C ABI and the Node binding name it: "receiveAddress.btc must be valid Unicode
+/// text"; a key that is not valid Unicode names the dict it is in ("receiveAddress must be
+/// valid Unicode text", or the argument for a top-level key).
+pub(crate) fn to_json(obj: &Bound<'_, PyAny>, root: &str, arg: &str) -> PyResult<Value> {
+    to_json_at(obj, 0, root, arg)
 }
 
-fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+/// The child paths of [`to_json`]: `a.b` for a key, `a[1]` for an item.
+fn key_path(path: &str, key: &str) -> String {
+    if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") }
+}
+
+fn item_path(path: &str, arg: &str, index: usize) -> String {
+    format!("{}[{index}]", if path.is_empty() { arg } else { path })
+}
+
+fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize, path: &str, arg: &str) -> PyResult<Value> {
     if depth > MAX_DEPTH {
         return Err(PyTypeError::new_err("widget options are nested too deeply"));
     }
@@ -85,7 +227,8 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         return Ok(Value::Bool(b.is_true()));
     }
     if let Ok(s) = obj.downcast::<PyString>() {
-        return Ok(Value::String(s.to_cow()?.into_owned()));
+        let name = if path.is_empty() { arg } else { path };
+        return s.to_str().map(|t| Value::String(t.to_owned())).map_err(|_| not_unicode_plain(name)).or_raise();
     }
     if obj.is_instance_of::<PyInt>() {
         if let Ok(v) = obj.extract::<i64>() {
@@ -105,14 +248,16 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         let mut map = Map::new();
         for (k, v) in d.iter() {
             let key = k.downcast::<PyString>().map_err(|_| PyTypeError::new_err("option names must be str"))?;
-            map.insert(key.to_cow()?.into_owned(), to_json_at(&v, depth + 1)?);
+            let key = key_text(key, path, arg)?;
+            let value = to_json_at(&v, depth + 1, &key_path(path, &key), arg)?;
+            map.insert(key, value);
         }
         return Ok(Value::Object(map));
     }
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         let mut items = Vec::new();
-        for item in obj.try_iter()? {
-            items.push(to_json_at(&item?, depth + 1)?);
+        for (i, item) in obj.try_iter()?.enumerate() {
+            items.push(to_json_at(&item?, depth + 1, &item_path(path, arg, i), arg)?);
         }
         return Ok(Value::Array(items));
     }
@@ -120,6 +265,14 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         "widget option values must be str, bool, int, float, None, dict or list, got {}",
         obj.get_type().name()?
     )))
+}
+
+/// A dict key of a JSON-shaped argument (it cannot be shown when it is not valid Unicode, so
+/// the error names the dict it is in, or the argument).
+pub(crate) fn key_text(key: &Bound<'_, PyString>, path: &str, arg: &str) -> PyResult<String> {
+    key.to_str()
+        .map(str::to_owned)
+        .map_err(|_| crate::errors::to_py(not_unicode_plain(if path.is_empty() { arg } else { path })))
 }
 
 /// JSON as Python: objects become dicts, arrays lists.

@@ -6,11 +6,14 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use pyo3::prelude::*;
 use rampart_core::{
-    AuthMethod, Clock, Config, Environment, Error, KeyRing, MemoryStore, PartnerCredentials as CoreCredentials,
-    Service as CoreService, SqliteStore, Store, Verification,
+    AuthMethod, Clock, Config, Environment, Error, ErrorKind, KeyRing, MemoryStore,
+    PartnerCredentials as CoreCredentials, Service as CoreService, SqliteStore, Store, Verification,
 };
 
-use crate::convert::{contact_arg, environment_arg, partner_arg, py_repr, token_arg};
+use crate::convert::{
+    contact_arg, int_arg, opt_environment_arg, opt_text_arg, partner_arg, path_arg, py_repr, seconds_arg, text_arg,
+    token_arg, window_arg,
+};
 use crate::errors::Raise;
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -33,9 +36,10 @@ pub(crate) struct ManualClock(Arc<rampart_core::ManualClock>);
 #[pymethods]
 impl ManualClock {
     #[new]
-    #[pyo3(signature = (now = 0))]
-    fn new(now: u64) -> Self {
-        Self(Arc::new(rampart_core::ManualClock::new(now)))
+    #[pyo3(signature = (now = None), text_signature = "(now=0)")]
+    fn new(now: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let now = now.map_or(Ok(0), |n| seconds_arg(n, "now"))?;
+        Ok(Self(Arc::new(rampart_core::ManualClock::new(now))))
     }
 
     /// The current Unix time in seconds.
@@ -44,12 +48,20 @@ impl ManualClock {
         self.0.now()
     }
 
-    fn set(&self, now: u64) {
-        self.0.set(now);
+    fn set(&self, now: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.0.set(seconds_arg(now, "now")?);
+        Ok(())
     }
 
-    fn advance(&self, seconds: u64) {
+    /// Move the time forward; never past the largest Unix time (2^64 - 1).
+    fn advance(&self, seconds: &Bound<'_, PyAny>) -> PyResult<()> {
+        let seconds = seconds_arg(seconds, "seconds")?;
+        if self.0.now().checked_add(seconds).is_none() {
+            return Err(Error::invalid_input("seconds", "must not move the clock past 18446744073709551615"))
+                .or_raise();
+        }
         self.0.advance(seconds);
+        Ok(())
     }
 
     fn __repr__(&self) -> String {
@@ -246,28 +258,45 @@ impl Service {
 
 #[pymethods]
 impl Service {
+    // The numbers and texts are read by `convert` (so a bad one is the argument's own 400, not
+    // an OverflowError or UnicodeEncodeError); `text_signature` shows the real defaults.
     #[new]
-    #[pyo3(signature = (
-        path = None, *, service_name = "Rampart", environment = "sandbox", window = 1, throttling = true,
-        pending_ttl_secs = 600, master_key = None, master_key_id = 1, jwt_secret = None, clock = None
-    ))]
+    #[pyo3(
+        signature = (
+            path = None, *, service_name = None, environment = None, window = None, throttling = true,
+            pending_ttl_secs = None, master_key = None, master_key_id = None, jwt_secret = None, clock = None
+        ),
+        text_signature = "(path=None, *, service_name='Rampart', environment='sandbox', window=1, throttling=True, \
+                          pending_ttl_secs=600, master_key=None, master_key_id=1, jwt_secret=None, clock=None)"
+    )]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        path: Option<PathBuf>,
-        service_name: &str,
-        environment: &str,
-        window: u8,
+        path: Option<&Bound<'_, PyAny>>,
+        service_name: Option<&Bound<'_, PyAny>>,
+        environment: Option<&Bound<'_, PyAny>>,
+        window: Option<&Bound<'_, PyAny>>,
         throttling: bool,
-        pending_ttl_secs: u64,
+        pending_ttl_secs: Option<&Bound<'_, PyAny>>,
         master_key: Option<Vec<u8>>,
-        master_key_id: u32,
+        master_key_id: Option<&Bound<'_, PyAny>>,
         jwt_secret: Option<Vec<u8>>,
         clock: Option<&ManualClock>,
     ) -> PyResult<Self> {
-        let environment = environment_arg(environment)?;
+        let path = path_arg(path, "path")?;
+        let service_name = opt_text_arg(service_name, "service_name")?.unwrap_or_else(|| "Rampart".to_owned());
+        let environment = opt_environment_arg(environment, "environment")?.unwrap_or(Environment::Sandbox);
+        let window = window_arg(window)?;
+        let pending_ttl_secs = match pending_ttl_secs {
+            Some(t) => int_arg(t, "pending_ttl_secs", 1..=u64::MAX, None)?,
+            None => rampart_core::service::DEFAULT_PENDING_TTL_SECS,
+        };
+        let master_key_id = match master_key_id {
+            Some(id) => int_arg(id, "master_key_id", 0..=u64::from(u32::MAX), None)?,
+            None => 1,
+        };
         let config = Config {
-            service_name: service_name.to_owned(),
+            service_name,
             environment,
             window,
             pending_ttl_secs,
@@ -393,9 +422,15 @@ impl Service {
     // ---- partners ----
 
     #[pyo3(signature = (name, environment = None))]
-    fn create_partner(&self, py: Python<'_>, name: String, environment: Option<&str>) -> PyResult<PartnerCredentials> {
-        let env = match environment {
-            Some(e) => environment_arg(e)?,
+    fn create_partner(
+        &self,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        environment: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PartnerCredentials> {
+        let name = text_arg(name, "name")?;
+        let env = match opt_environment_arg(environment, "environment")? {
+            Some(e) => e,
             None => self.get()?.config().environment,
         };
         self.call(py, move |s| s.create_partner(&name, env)).map(Into::into)
@@ -406,9 +441,10 @@ impl Service {
         &self,
         py: Python<'_>,
         partner_id: &Bound<'_, PyAny>,
-        operator: String,
+        operator: &Bound<'_, PyAny>,
     ) -> PyResult<PartnerCredentials> {
         let p = partner_arg(partner_id)?;
+        let operator = text_arg(operator, "operator")?;
         self.call(py, move |s| s.rotate_keys(&operator, &p)).map(Into::into)
     }
 
@@ -432,7 +468,14 @@ impl Service {
 
     /// Authenticate a secret key (or legacy JWT); an `Authorization` header value
     /// (`"Bearer sk_..."`) is accepted too.
-    fn authenticate(&self, py: Python<'_>, bearer: String) -> PyResult<Authenticated> {
+    fn authenticate(&self, py: Python<'_>, bearer: &Bound<'_, PyAny>) -> PyResult<Authenticated> {
+        // A credential that is not valid Unicode cannot be a key or a JWT: the same answer as a
+        // bad one (as in the C ABI), not a 400 that would tell it apart.
+        let bearer = match text_arg(bearer, "bearer") {
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) => return Err(e),
+            Err(_) => return Err(Error::new(ErrorKind::Unauthorized)).or_raise(),
+            Ok(b) => b,
+        };
         let a = self.call(py, move |s| {
             let value = rampart_core::partner::bearer_token(&bearer).unwrap_or(&bearer);
             s.authenticate(value)
@@ -444,8 +487,14 @@ impl Service {
         Ok(Authenticated { partner_id: a.partner_id.to_string(), method })
     }
 
-    fn set_widget_text(&self, py: Python<'_>, partner_id: &Bound<'_, PyAny>, text: String) -> PyResult<String> {
+    fn set_widget_text(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        text: &Bound<'_, PyAny>,
+    ) -> PyResult<String> {
         let p = partner_arg(partner_id)?;
+        let text = text_arg(text, "text")?;
         self.call(py, move |s| s.set_widget_text(&p, &text))
     }
 
@@ -454,8 +503,14 @@ impl Service {
         self.call(py, move |s| s.widget_text(&p))
     }
 
-    fn set_widget_button_url(&self, py: Python<'_>, partner_id: &Bound<'_, PyAny>, url: String) -> PyResult<String> {
+    fn set_widget_button_url(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        url: &Bound<'_, PyAny>,
+    ) -> PyResult<String> {
         let p = partner_arg(partner_id)?;
+        let url = text_arg(url, "url")?;
         self.call(py, move |s| s.set_widget_button_url(&p, &url))
     }
 
@@ -470,9 +525,10 @@ impl Service {
         py: Python<'_>,
         partner_id: &Bound<'_, PyAny>,
         waived: bool,
-        operator: String,
+        operator: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let p = partner_arg(partner_id)?;
+        let operator = text_arg(operator, "operator")?;
         self.call(py, move |s| s.set_2fa_waiver(&operator, &p, waived))
     }
 
@@ -484,10 +540,11 @@ impl Service {
         py: Python<'_>,
         partner_id: &Bound<'_, PyAny>,
         contact_id: &Bound<'_, PyAny>,
-        issuer: Option<String>,
-        label: Option<String>,
+        issuer: Option<&Bound<'_, PyAny>>,
+        label: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<TwoFactorSetup> {
         let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
+        let (issuer, label) = (opt_text_arg(issuer, "issuer")?, opt_text_arg(label, "label")?);
         let setup = self.call(py, move |s| {
             let label = label.unwrap_or_else(|| c.to_string());
             s.create_2fa_with_label(&p, &c, issuer.as_deref(), &label)
@@ -549,9 +606,10 @@ impl Service {
         partner_id: &Bound<'_, PyAny>,
         contact_id: &Bound<'_, PyAny>,
         passed: bool,
-        operator: String,
+        operator: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
+        let operator = text_arg(operator, "operator")?;
         self.call(py, move |s| s.set_kyc_passed(&operator, &p, &c, passed))
     }
 
@@ -561,9 +619,10 @@ impl Service {
         py: Python<'_>,
         partner_id: &Bound<'_, PyAny>,
         contact_id: &Bound<'_, PyAny>,
-        operator: String,
+        operator: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
+        let operator = text_arg(operator, "operator")?;
         self.call(py, move |s| s.reset_lock(&operator, &p, &c))
     }
 
@@ -596,7 +655,8 @@ impl Service {
     /// Re-seal every stored secret under the newest master key (after a line with a higher
     /// id was added to the key file), so older keys can then be removed: an operator action.
     #[pyo3(signature = (*, operator))]
-    fn rewrap_secrets(&self, py: Python<'_>, operator: String) -> PyResult<RewrapReport> {
+    fn rewrap_secrets(&self, py: Python<'_>, operator: &Bound<'_, PyAny>) -> PyResult<RewrapReport> {
+        let operator = text_arg(operator, "operator")?;
         let r = self.call(py, move |s| s.rewrap_secrets(&operator))?;
         Ok(RewrapReport { key_id: r.key_id, examined: r.examined, rewrapped: r.rewrapped, unopenable: r.unopenable })
     }

@@ -13,7 +13,10 @@ use rampart_core::widget::{
 };
 use serde_json::{Map, Value};
 
-use crate::convert::{environment_arg, map_to_dict, py_repr, time_arg, to_json};
+use crate::convert::{
+    environment_arg, int_arg, key_text, map_to_dict, opt_environment_arg, opt_text_arg, py_repr, seconds_arg, text_arg,
+    time_arg, to_json,
+};
 use crate::errors::{signature_error, widget_error};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -64,34 +67,34 @@ impl WidgetConfig {
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        domain: Option<String>,
-        production_root: Option<String>,
-        sandbox_root: Option<String>,
-        brand: Option<String>,
-        default_client_name: Option<String>,
-        default_home_screen_message: Option<String>,
+        domain: Option<&Bound<'_, PyAny>>,
+        production_root: Option<&Bound<'_, PyAny>>,
+        sandbox_root: Option<&Bound<'_, PyAny>>,
+        brand: Option<&Bound<'_, PyAny>>,
+        default_client_name: Option<&Bound<'_, PyAny>>,
+        default_home_screen_message: Option<&Bound<'_, PyAny>>,
         coins: Option<&Bound<'_, PyAny>>,
         minimums: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mut map = Map::new();
         let texts = [
-            ("domain", domain),
-            ("productionRoot", production_root),
-            ("sandboxRoot", sandbox_root),
-            ("brand", brand),
-            ("defaultClientName", default_client_name),
-            ("defaultHomeScreenMessage", default_home_screen_message),
+            ("domain", "domain", domain),
+            ("productionRoot", "production_root", production_root),
+            ("sandboxRoot", "sandbox_root", sandbox_root),
+            ("brand", "brand", brand),
+            ("defaultClientName", "default_client_name", default_client_name),
+            ("defaultHomeScreenMessage", "default_home_screen_message", default_home_screen_message),
         ];
-        for (name, value) in texts {
-            if let Some(v) = value {
+        for (name, arg, value) in texts {
+            if let Some(v) = opt_text_arg(value, arg)? {
                 map.insert(name.to_owned(), Value::String(v));
             }
         }
         if let Some(c) = coins {
-            map.insert("coins".to_owned(), to_json(c)?);
+            map.insert("coins".to_owned(), to_json(c, "coins", "coins")?);
         }
         if let Some(m) = minimums {
-            map.insert("minimums".to_owned(), to_json(m)?);
+            map.insert("minimums".to_owned(), to_json(m, "minimums", "minimums")?);
         }
         config_from_json(&Value::Object(map))
     }
@@ -99,7 +102,7 @@ impl WidgetConfig {
     /// From the JSON form the shared test vectors use (`{"domain", "productionRoot", ...}`).
     #[staticmethod]
     fn from_dict(config: &Bound<'_, PyAny>) -> PyResult<Self> {
-        config_from_json(&to_json(config)?)
+        config_from_json(&to_json(config, "", "config")?)
     }
 
     #[getter]
@@ -361,8 +364,8 @@ fn target_name(t: Target) -> &'static str {
     }
 }
 
-fn target_arg(text: &str) -> PyResult<Target> {
-    match text {
+fn target_arg(obj: &Bound<'_, PyAny>) -> PyResult<Target> {
+    match text_arg(obj, "target")?.as_str() {
         "url" => Ok(Target::Url),
         "script" => Ok(Target::Script),
         _ => Err(widget_error("target_invalid", "target must be \"url\" or \"script\".")),
@@ -393,28 +396,36 @@ fn option_name(key: &str, config: &CoreConfig) -> String {
 /// Validate widget options, given as a dict (the spec's camelCase names) and/or keyword
 /// arguments (camelCase or snake_case). `default_environment` is the caller's environment
 /// (for a URL, when the options carry none).
+///
+/// A str that is not valid Unicode (a lone surrogate) anywhere in the options is an
+/// `InvalidInputError` naming its path ("receiveAddress.btc must be valid Unicode text").
 #[pyfunction]
-#[pyo3(signature = (options = None, /, *, target = "url", default_environment = None, config = None, **kwargs))]
+#[pyo3(
+    signature = (options = None, /, *, target = None, default_environment = None, config = None, **kwargs),
+    text_signature = "(options=None, /, *, target='url', default_environment=None, config=None, **kwargs)"
+)]
 fn validate(
     py: Python<'_>,
     options: Option<&Bound<'_, PyAny>>,
-    target: &str,
-    default_environment: Option<&str>,
+    target: Option<&Bound<'_, PyAny>>,
+    default_environment: Option<&Bound<'_, PyAny>>,
     config: Option<&WidgetConfig>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Validation> {
     let config = config_arg(config);
-    let target = target_arg(target)?;
-    let hint = default_environment.map(environment_arg).transpose()?;
+    let target = target.map_or(Ok(Target::Url), target_arg)?;
+    let hint = opt_environment_arg(default_environment, "default_environment")?;
     let mut value = match options {
-        Some(o) => to_json(o)?,
+        Some(o) => to_json(o, "", "options")?,
         None => Value::Object(Map::new()),
     };
     // Keyword options join (and override) the dict's; a non-dict is reported as it is.
     if let (Some(kw), Value::Object(map)) = (kwargs, &mut value) {
         for (k, v) in kw.iter() {
-            let key = k.downcast::<PyString>()?.to_cow()?.into_owned();
-            map.insert(option_name(&key, &config), to_json(&v)?);
+            let key = key_text(k.downcast::<PyString>()?, "", "options")?;
+            let name = option_name(&key, &config);
+            let json = to_json(&v, &name, "options")?;
+            map.insert(name, json);
         }
     }
     let inner = py.allow_threads(|| widget::validate_value(&value, target, hint, &config));
@@ -466,34 +477,56 @@ impl ParsedUrl {
     }
 }
 
+/// A URL argument: a str that is not valid Unicode cannot be a URL (`url_invalid`, as the C ABI
+/// answers bytes that are not UTF-8).
+fn url_arg(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    let s = obj.downcast::<PyString>().map_err(|_| pyo3::exceptions::PyTypeError::new_err("url must be a str"))?;
+    s.to_str().map(str::to_owned).map_err(|_| {
+        let e = widget::UrlError::Invalid;
+        widget_error(e.code(), e.message())
+    })
+}
+
 #[pyfunction]
 #[pyo3(signature = (url, *, config = None))]
-fn parse_url(url: &str, config: Option<&WidgetConfig>) -> PyResult<ParsedUrl> {
+fn parse_url(url: &Bound<'_, PyAny>, config: Option<&WidgetConfig>) -> PyResult<ParsedUrl> {
     let config = config_arg(config);
-    let inner = widget::parse_url(url, &config).map_err(|e| widget_error(e.code(), e.message()))?;
+    let url = url_arg(url)?;
+    let inner = widget::parse_url(&url, &config).map_err(|e| widget_error(e.code(), e.message()))?;
     Ok(ParsedUrl { inner, config })
 }
 
 /// The canonical URL signed with the partner's secret key at `timestamp` (default now).
 #[pyfunction]
 #[pyo3(signature = (options, secret_key, *, timestamp = None))]
-fn sign_url(options: &ValidatedOptions, secret_key: &str, timestamp: Option<u64>) -> PyResult<String> {
-    widget::sign_url(&options.inner, secret_key, time_arg(timestamp), &options.config)
+fn sign_url(
+    options: &ValidatedOptions,
+    secret_key: &Bound<'_, PyAny>,
+    timestamp: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    let (secret_key, timestamp) = (text_arg(secret_key, "secret_key")?, time_arg(timestamp, "timestamp")?);
+    widget::sign_url(&options.inner, &secret_key, timestamp, &options.config)
         .map_err(|e| signature_error(e.code(), e.message()))
 }
 
 /// Check a signed URL's signature and age; raises `SignatureError` (`.kind` says why).
 #[pyfunction]
-#[pyo3(signature = (url, secret_key, *, max_age = 600, now = None, config = None))]
+#[pyo3(
+    signature = (url, secret_key, *, max_age = None, now = None, config = None),
+    text_signature = "(url, secret_key, *, max_age=600, now=None, config=None)"
+)]
 fn verify_signed_url(
-    url: &str,
-    secret_key: &str,
-    max_age: u64,
-    now: Option<u64>,
+    url: &Bound<'_, PyAny>,
+    secret_key: &Bound<'_, PyAny>,
+    max_age: Option<&Bound<'_, PyAny>>,
+    now: Option<&Bound<'_, PyAny>>,
     config: Option<&WidgetConfig>,
 ) -> PyResult<ParsedUrl> {
     let config = config_arg(config);
-    let inner = widget::verify_signed_url(url, secret_key, time_arg(now), max_age, &config)
+    let (url, secret_key) = (url_arg(url)?, text_arg(secret_key, "secret_key")?);
+    let max_age = max_age.map_or(Ok(600), |m| seconds_arg(m, "max_age"))?;
+    let now = time_arg(now, "now")?;
+    let inner = widget::verify_signed_url(&url, &secret_key, now, max_age, &config)
         .map_err(|e| signature_error(e.code(), e.message()))?;
     Ok(ParsedUrl { inner, config })
 }
@@ -501,9 +534,9 @@ fn verify_signed_url(
 /// The script snippet (container div, script tag, render call, no-script link).
 #[pyfunction]
 #[pyo3(signature = (options, *, nonce = None))]
-fn script_snippet(options: &ValidatedOptions, nonce: Option<&str>) -> PyResult<String> {
-    match nonce {
-        Some(n) => widget::script_snippet_with_nonce(&options.inner, n, &options.config),
+fn script_snippet(options: &ValidatedOptions, nonce: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+    match opt_text_arg(nonce, "nonce")? {
+        Some(n) => widget::script_snippet_with_nonce(&options.inner, &n, &options.config),
         None => widget::script_snippet(&options.inner, &options.config),
     }
     .map_err(|e| widget_error(e.code(), e.message()))
@@ -511,9 +544,23 @@ fn script_snippet(options: &ValidatedOptions, nonce: Option<&str>) -> PyResult<S
 
 /// The iframe snippet on the canonical URL.
 #[pyfunction]
-#[pyo3(signature = (options, *, width = 420, height = 550, title = None, lazy = false))]
-fn iframe_snippet(options: &ValidatedOptions, width: u32, height: u32, title: Option<String>, lazy: bool) -> String {
-    widget::iframe_snippet(&options.inner, &IframeOptions { width, height, title, lazy }, &options.config)
+#[pyo3(
+    signature = (options, *, width = None, height = None, title = None, lazy = false),
+    text_signature = "(options, *, width=420, height=550, title=None, lazy=False)"
+)]
+fn iframe_snippet(
+    options: &ValidatedOptions,
+    width: Option<&Bound<'_, PyAny>>,
+    height: Option<&Bound<'_, PyAny>>,
+    title: Option<&Bound<'_, PyAny>>,
+    lazy: bool,
+) -> PyResult<String> {
+    let size = |obj: Option<&Bound<'_, PyAny>>, name: &str, default: u32| {
+        obj.map_or(Ok(default), |o| int_arg::<u32>(o, name, 0..=u64::from(u32::MAX), None))
+    };
+    let (width, height) = (size(width, "width", 420)?, size(height, "height", 550)?);
+    let title = opt_text_arg(title, "title")?;
+    Ok(widget::iframe_snippet(&options.inner, &IframeOptions { width, height, title, lazy }, &options.config))
 }
 
 /// What the host page's Content-Security-Policy must allow.
@@ -537,8 +584,8 @@ impl CspDirectives {
 
 #[pyfunction]
 #[pyo3(signature = (environment, *, config = None))]
-fn csp_directives(environment: &str, config: Option<&WidgetConfig>) -> PyResult<CspDirectives> {
-    let d = widget::csp_directives(environment_arg(environment)?, &config_arg(config));
+fn csp_directives(environment: &Bound<'_, PyAny>, config: Option<&WidgetConfig>) -> PyResult<CspDirectives> {
+    let d = widget::csp_directives(environment_arg(environment, "environment")?, &config_arg(config));
     Ok(CspDirectives { header: d.to_header_value(), frame_src: d.frame_src, script_src: d.script_src })
 }
 
@@ -580,10 +627,23 @@ impl AddressCheck {
 /// Check a receive address for a chain (`bitcoin`, `litecoin`, `ethereum`, `solana`).
 #[pyfunction]
 #[pyo3(signature = (chain, address, *, allow_testnet = false))]
-fn validate_address(chain: &str, address: &str, allow_testnet: bool) -> PyResult<AddressCheck> {
-    let c = widget::address::Chain::from_name(chain)
+fn validate_address(
+    chain: &Bound<'_, PyAny>,
+    address: &Bound<'_, PyAny>,
+    allow_testnet: bool,
+) -> PyResult<AddressCheck> {
+    let chain = text_arg(chain, "chain")?;
+    let c = widget::address::Chain::from_name(&chain)
         .ok_or_else(|| widget_error("chain_unknown", "chain must be bitcoin, litecoin, ethereum or solana."))?;
-    Ok(match widget::address::validate_address(c, address, allow_testnet) {
+    // An address that is not valid Unicode is an address with a bad character (a result, as
+    // for any other bad address, and as the C ABI answers bytes that are not UTF-8).
+    let s =
+        address.downcast::<PyString>().map_err(|_| pyo3::exceptions::PyTypeError::new_err("address must be a str"))?;
+    let checked = match s.to_str() {
+        Ok(text) => widget::address::validate_address(c, text, allow_testnet),
+        Err(_) => Err(widget::address::AddressError::BadCharacter),
+    };
+    Ok(match checked {
         Ok(info) => AddressCheck {
             valid: true,
             chain: c.name(),

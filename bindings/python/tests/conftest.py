@@ -13,7 +13,7 @@ import pytest
 import rampart
 
 VECTORS = Path(__file__).resolve().parents[3] / "tests" / "vectors"
-START = 1_700_000_000  # a step boundary (divisible by 30) keeps the arithmetic obvious
+START = 1_700_000_000  # 20 s into its 30 s time step (1_700_000_000 % 30 == 20)
 
 
 def load_vectors(name: str) -> Any:
