@@ -229,7 +229,7 @@ impl Error {
         Self::new(ErrorKind::InvalidInput).with_detail(format!("{field} {rule}"))
     }
 
-    /// A 400 for a body or parameter list that gives one field twice: "duplicate field: <name>"
+    /// A 400 for a body or parameter list that gives one field twice: `duplicate field: <name>`
     /// (a proxy that reads the first and a server that reads the last must never disagree).
     pub fn duplicate_field(name: &str) -> Self {
         Self::new(ErrorKind::InvalidInput).with_detail(format!("duplicate field: {name}"))
@@ -238,7 +238,7 @@ impl Error {
     /// The 400 for a text argument that is not valid Unicode (a lone surrogate from Python or
     /// JavaScript, invalid UTF-8 from C, a percent-escape of invalid UTF-8 over HTTP). It is
     /// the field's own error wherever the field has one (`contactId`, `twoFactorIssuer`,
-    /// `widgetText`, `widgetButtonURL`), else "<field> must be valid Unicode text"; so every
+    /// `widgetText`, `widgetButtonURL`), else `<field> must be valid Unicode text`; so every
     /// surface answers it with the same kind, and never with a replacement character.
     pub fn not_unicode(field: &str) -> Self {
         match field {

@@ -1,7 +1,7 @@
 //! # rampart-core
 //!
 //! TOTP two-factor authentication for a partner's contacts, partner keys and widget settings,
-//! over a pluggable [`Store`](store::Store) (embedded SQLite by default).
+//! over a pluggable [`store::Store`] (embedded SQLite by default).
 //!
 //! ```
 //! use rampart_core::{ContactId, KeyRing, MemoryStore, Service, Environment, totp};

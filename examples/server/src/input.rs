@@ -2,7 +2,7 @@
 //! typed fields. Every failure is a 400 naming the field (or a 413), never a 500.
 //!
 //! One reading of every body (SPEC section 3): a body or a query that gives one field twice is
-//! refused ("duplicate field: <name>"), so a proxy that reads the first value and this server
+//! refused (`duplicate field: <name>`), so a proxy that reads the first value and this server
 //! can never disagree. Values JSON allows but Rust cannot hold are kept apart rather than
 //! failing the whole body: a number out of range (`1e400`) and a string escape that is not
 //! Unicode (a lone surrogate `"\ud800"`). A `token` of either kind is a code that does not
@@ -244,7 +244,7 @@ impl fmt::Debug for Query {
 
 impl Query {
     /// Parse `a=1&b=2` (`+` is a space, `%XX` a byte). A parameter given twice is a 400
-    /// "duplicate field: <name>"; a name that is not UTF-8 once decoded a 400 as well.
+    /// `duplicate field: <name>`; a name that is not UTF-8 once decoded a 400 as well.
     pub fn parse(query: Option<&str>) -> Result<Self, ApiError> {
         let mut params = BTreeMap::new();
         for pair in query.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {

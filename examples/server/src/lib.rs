@@ -3,16 +3,19 @@
 //! The example HTTP server: SPEC section 3 on [`rampart_core`], with axum and tokio.
 //!
 //! [`app`] builds the router over a shared [`Service`]; [`serve`] runs it on a listener until a
-//! shutdown future completes, letting in-flight requests finish. The binary (`src/main.rs`)
-//! adds the command line, the master key and the demo partner.
+//! shutdown future completes, letting in-flight requests finish. [`serve_with`] does the same
+//! for any router under explicit [`ConnectionLimits`] (header timeout, header size, idle
+//! timeout, connection cap). The binary (`src/main.rs`) adds the command line, the master key
+//! and the demo partner.
 //!
 //! ```no_run
 //! use std::sync::Arc;
 //! use rampart_core::{KeyRing, Service, SqliteStore};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let keys = KeyRing::load_or_generate("rampart.db.key".as_ref())?;
-//! let service = Service::builder(SqliteStore::open("rampart.db")?).master_keys(keys).build()?;
+//! let store = SqliteStore::open("rampart.db")?;
+//! let keys = KeyRing::load_or_generate("rampart.db.key".as_ref(), &store)?;
+//! let service = Service::builder(store).master_keys(keys).build()?;
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 //! rampart_server::serve(listener, Arc::new(service), rampart_server::shutdown_signal()).await?;
 //! # Ok(()) }
@@ -23,9 +26,10 @@
 //! Every core call runs on tokio's blocking pool. One log line per request (method, matched
 //! route, status, latency); never a query string, body, header, code, key or QR code.
 
+mod connections;
 mod error;
 mod handlers;
-mod input;
+pub mod input;
 pub mod openapi;
 mod widget;
 
@@ -41,6 +45,9 @@ use axum::routing::{get, post};
 use rampart_core::Service;
 use rampart_core::widget::WidgetConfig;
 
+pub use connections::{
+    ConnectionLimits, HEADER_TIMEOUT, IDLE_TIMEOUT, MAX_HEADER_BYTES, default_max_connections, serve_with,
+};
 pub use error::ApiError;
 pub use input::MAX_BODY_BYTES;
 
@@ -100,36 +107,45 @@ async fn log_request(req: Request, next: Next) -> Response {
     response
 }
 
-/// Serve [`app`] on `listener` until `shutdown` completes; requests in flight then finish.
+/// Serve [`app`] on `listener` with the default [`ConnectionLimits`] until `shutdown`
+/// completes; requests in flight then finish. [`serve_with`] takes any router and limits.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     service: Arc<Service>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app(service)).with_graceful_shutdown(shutdown).await
+    serve_with(listener, app(service), ConnectionLimits::default(), shutdown).await
 }
 
-/// Completes on Ctrl-C (SIGINT) or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
+/// Completes on Ctrl-C (SIGINT) or SIGTERM. The handlers are installed when this is called
+/// (inside a tokio runtime), not when the future is first polled, so a signal that arrives
+/// between the "listening" log line and the first poll is not lost to the default action.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    let (interrupt, terminate) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (signal(SignalKind::interrupt()).ok(), signal(SignalKind::terminate()).ok())
+    };
+    async move {
+        #[cfg(unix)]
+        {
+            async fn recv(sig: Option<tokio::signal::unix::Signal>) {
+                match sig {
+                    Some(mut sig) => {
+                        sig.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            }
+            tokio::select! {
+                () = recv(interrupt) => {},
+                () = recv(terminate) => {},
+            }
+        }
+        #[cfg(not(unix))]
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut sig) => {
-                sig.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
+        tracing::info!("shutdown signal received; finishing requests in flight");
     }
-    tracing::info!("shutdown signal received; finishing requests in flight");
 }

@@ -56,6 +56,19 @@ struct Cli {
     #[arg(long, env = "RAMPART_AUTH_CACHE_SECS", default_value_t = 1, value_parser = clap::value_parser!(u64).range(0..=60))]
     auth_cache_secs: u64,
 
+    /// Client connections open at once; more wait in the listen backlog until one closes.
+    /// Default: the open-files limit (`ulimit -n`) less a reserve of 64 plus 4 per core.
+    #[arg(long, env = "RAMPART_MAX_CONNECTIONS", value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections: Option<u64>,
+
+    /// Test hook: the header timeout in milliseconds (SPEC: 10 s).
+    #[arg(long, env = "RAMPART_HEADER_TIMEOUT_MS", hide = true)]
+    header_timeout_ms: Option<u64>,
+
+    /// Test hook: the idle keep-alive timeout in milliseconds (SPEC: 60 s).
+    #[arg(long, env = "RAMPART_IDLE_TIMEOUT_MS", hide = true)]
+    idle_timeout_ms: Option<u64>,
+
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -255,6 +268,21 @@ fn server_store_options() -> SqliteOptions {
     SqliteOptions { max_readers: blocking_threads(), mmap_bytes: 0, checkpoint_pages: 100, ..SqliteOptions::default() }
 }
 
+/// SPEC section 3's connection limits, with the cap from `--max-connections` when given.
+fn connection_limits(cli: &Cli) -> rampart_server::ConnectionLimits {
+    let mut limits = rampart_server::ConnectionLimits::default();
+    if let Some(n) = cli.max_connections {
+        limits.max_connections = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    if let Some(ms) = cli.header_timeout_ms {
+        limits.header_timeout = std::time::Duration::from_millis(ms);
+    }
+    if let Some(ms) = cli.idle_timeout_ms {
+        limits.idle_timeout = std::time::Duration::from_millis(ms);
+    }
+    limits
+}
+
 /// The legacy JWT secret: from `--jwt-secret-file`, or from `--jwt-secret` / the environment.
 /// A secret given on the command line is readable by every local user (`ps`), so it is warned
 /// about; the environment variable and the file are not.
@@ -319,6 +347,8 @@ fn serve(cli: Cli) -> Result<(), Failure> {
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", cli.listen))?;
         let address = listener.local_addr()?;
+        // Before anything is printed: a SIGTERM from then on shuts down gracefully.
+        let shutdown = rampart_server::shutdown_signal();
         if environment == Environment::Sandbox {
             let svc = service.clone();
             let created = tokio::task::spawn_blocking(move || -> rampart_core::Result<_> {
@@ -335,7 +365,10 @@ fn serve(cli: Cli) -> Result<(), Failure> {
             }
         }
         tracing::info!(%address, environment = environment.as_str(), db = %cli.db.display(), "listening");
-        rampart_server::serve(listener, service, rampart_server::shutdown_signal()).await?;
+        let limits = connection_limits(&cli);
+        tracing::info!(max_connections = limits.max_connections, "connection limits");
+        let app = rampart_server::app(service);
+        rampart_server::serve_with(listener, app, limits, shutdown).await?;
         tracing::info!("stopped");
         Ok(())
     })
@@ -517,5 +550,19 @@ mod tests {
         }
         assert!(Cli::try_parse_from(["rampart-server", "partner", "waive-2fa", "--partner", "x"]).is_err());
         assert!(Cli::try_parse_from(["rampart-server", "--environment", "staging"]).is_err());
+    }
+
+    #[test]
+    fn connection_limits_default_to_the_spec_and_take_a_cap() {
+        let limits = connection_limits(&Cli::try_parse_from(["rampart-server"]).unwrap());
+        assert_eq!(limits, rampart_server::ConnectionLimits::default());
+        assert_eq!(limits.header_timeout, std::time::Duration::from_secs(10));
+        assert_eq!(limits.idle_timeout, std::time::Duration::from_secs(60));
+        assert_eq!(limits.max_header_bytes, 32 * 1024);
+        let cli = Cli::try_parse_from(["rampart-server", "--max-connections", "20"]).unwrap();
+        assert_eq!(connection_limits(&cli).max_connections, 20);
+        assert!(Cli::try_parse_from(["rampart-server", "--max-connections", "0"]).is_err());
+        let help = Cli::command().render_long_help().to_string();
+        assert!(help.contains("--max-connections") && !help.contains("timeout-ms"), "{help}");
     }
 }
