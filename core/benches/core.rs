@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use base64::Engine;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use hmac::{Hmac, Mac};
 use rampart_core::crypto::Field;
@@ -61,11 +62,12 @@ fn verify(c: &mut Criterion) {
     g.finish();
 }
 
+const ACCOUNT: &str = "6f1c2a4e-93b1-4c55-8f1e-0b9b6a0d2c11";
+
 fn create(c: &mut Criterion) {
     let mut g = c.benchmark_group("create");
-    let account = "6f1c2a4e-93b1-4c55-8f1e-0b9b6a0d2c11";
-    g.bench_function("new_secret_uri_qr_data_uri", |b| b.iter(|| totp::new_secret(black_box("Rampart2FA"), account)));
-    let uri = totp::new_secret("Rampart2FA", account).unwrap().uri;
+    g.bench_function("new_secret_uri_qr_data_uri", |b| b.iter(|| totp::new_secret(black_box("Rampart2FA"), ACCOUNT)));
+    let uri = totp::new_secret("Rampart2FA", ACCOUNT).unwrap().uri;
     g.bench_function("qr_data_uri_only", |b| b.iter(|| totp::qr_png_data_uri(black_box(&uri))));
     g.bench_function("matrix_fast_qr", |b| {
         b.iter(|| fast_qr::QRBuilder::new(black_box(uri.as_bytes())).ecl(fast_qr::ECL::M).build())
@@ -74,6 +76,138 @@ fn create(c: &mut Criterion) {
         b.iter(|| qrcode::QrCode::with_error_correction_level(black_box(uri.as_bytes()), qrcode::EcLevel::M))
     });
     g.finish();
+}
+
+/// One way to draw a QR matrix as a 1-bit PNG data URI with a 4-module quiet zone, as
+/// `qr_png_data_uri` does after the matrix (its pixels, PNG and base64).
+fn qr_data_uri_as(
+    code: &fast_qr::QRCode,
+    scale: usize,
+    compression: png::Compression,
+    filter: png::FilterType,
+) -> String {
+    let (n, quiet) = (code.size, 4);
+    let side = (n + 2 * quiet) * scale;
+    let row_bytes = side.div_ceil(8);
+    let mut pixels = vec![0xffu8; row_bytes * side];
+    let mut line = vec![0xffu8; row_bytes];
+    for (y, row) in code.data[..n * n].chunks(n).enumerate() {
+        line.fill(0xff);
+        for (x, _) in row.iter().enumerate().filter(|(_, m)| m.value()) {
+            for px in (x + quiet) * scale..(x + quiet + 1) * scale {
+                line[px / 8] &= !(0x80 >> (px % 8));
+            }
+        }
+        for py in (y + quiet) * scale..(y + quiet + 1) * scale {
+            pixels[py * row_bytes..(py + 1) * row_bytes].copy_from_slice(&line);
+        }
+    }
+    let mut png = Vec::new();
+    let mut encoder = png::Encoder::new(&mut png, side as u32, side as u32);
+    encoder.set_color(png::ColorType::Grayscale);
+    encoder.set_depth(png::BitDepth::One);
+    encoder.set_compression(compression);
+    encoder.set_filter(filter);
+    encoder.set_adaptive_filter(png::AdaptiveFilterType::NonAdaptive);
+    let mut writer = encoder.write_header().unwrap();
+    writer.write_image_data(&pixels).unwrap();
+    writer.finish().unwrap();
+    let mut out = String::from("data:image/png;base64,");
+    base64::engine::general_purpose::STANDARD.encode_string(&png, &mut out);
+    out
+}
+
+/// The PNG encodings weighed for create's QR code, from one module matrix (a default Key URI:
+/// version 9-M, 53 modules). The id carries the pixels per module, the deflate setting, the
+/// row filter and the data URI's length; `Fast` is fdeflate, `Default` and `Best` are zlib
+/// levels 6 and 9 through flate2 (zlib-rs backend). docs/BENCHMARKS.md, "QR encoding".
+fn qr_encoding(c: &mut Criterion) {
+    use png::{Compression as C, FilterType as F};
+    let uri = totp::enrol(secret(), "Rampart2FA", ACCOUNT).unwrap().uri;
+    let code = fast_qr::QRBuilder::new(uri.as_bytes()).ecl(fast_qr::ECL::M).build().unwrap();
+    let chosen = qr_data_uri_as(&code, 4, C::Default, F::NoFilter);
+    assert_eq!(chosen, totp::qr_png_data_uri(&uri).unwrap(), "the bench draws what create draws");
+    let mut g = c.benchmark_group("qr_encoding");
+    for (name, scale, compression, filter) in [
+        ("chosen_4px_default_none", 4, C::Default, F::NoFilter),
+        ("before_6px_fast_up", 6, C::Fast, F::Up),
+        ("1px_fast_none", 1, C::Fast, F::NoFilter),
+        ("2px_default_none", 2, C::Default, F::NoFilter),
+        ("4px_fast_up", 4, C::Fast, F::Up),
+        ("4px_default_up", 4, C::Default, F::Up),
+        ("4px_default_paeth", 4, C::Default, F::Paeth),
+        ("4px_best_none", 4, C::Best, F::NoFilter),
+        ("6px_default_none", 6, C::Default, F::NoFilter),
+        ("8px_default_none", 8, C::Default, F::NoFilter),
+    ] {
+        let bytes = qr_data_uri_as(&code, scale, compression, filter).len();
+        g.bench_function(BenchmarkId::new(name, format!("{bytes}B")), |b| {
+            b.iter(|| qr_data_uri_as(black_box(&code), scale, compression, filter))
+        });
+    }
+    g.finish();
+}
+
+/// Create before and after the QR encoding change (6 px per module, fdeflate, Up filter, then
+/// 4 px, zlib level 6, no filter), run alternately in rounds in one process, so that the load
+/// of a shared machine hits both sides of each round's ratio; prints the medians and the
+/// median of the per-round ratios. Runs when the bench filter is empty or names `create`.
+fn create_interleaved(_: &mut Criterion) {
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-') && a.parse::<f64>().is_err());
+    if filter.is_some_and(|f| !f.contains("create") && !"create_interleaved".contains(f.as_str())) {
+        return;
+    }
+    use png::{Compression as C, FilterType as F};
+    let before_qr = |uri: &str| {
+        let code = fast_qr::QRBuilder::new(uri.as_bytes()).ecl(fast_qr::ECL::M).build().unwrap();
+        qr_data_uri_as(&code, 6, C::Fast, F::Up)
+    };
+    // `totp::new_secret` as it was: secret, manual key, Key URI, QR data URI.
+    let before_create = || {
+        let secret = Secret::generate(totp::DEFAULT_SECRET_BYTES).unwrap();
+        let manual = secret.to_base32();
+        let uri = totp::key_uri("Rampart2FA", ACCOUNT, &manual);
+        let qr = before_qr(&uri);
+        (secret, manual, uri, qr)
+    };
+    let after_create = || totp::new_secret("Rampart2FA", ACCOUNT).unwrap();
+    let uri = totp::new_secret("Rampart2FA", ACCOUNT).unwrap().uri;
+    let time = |f: &dyn Fn()| {
+        let start = Instant::now();
+        for _ in 0..100 {
+            f();
+        }
+        start.elapsed().as_secs_f64() * 1e4
+    };
+    let compare = |name: &str, before: &dyn Fn(), after: &dyn Fn()| {
+        let (mut b, mut a) = (Vec::new(), Vec::new());
+        for round in 0..41 {
+            if round % 2 == 0 {
+                b.push(time(before));
+                a.push(time(after));
+            } else {
+                a.push(time(after));
+                b.push(time(before));
+            }
+        }
+        let mut ratio: Vec<f64> = b.iter().zip(&a).map(|(b, a)| a / b).collect();
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (lo, hi) = (ratio.iter().copied().fold(f64::MAX, f64::min), ratio.iter().copied().fold(0.0, f64::max));
+        println!(
+            "  {name}: before {:.1} us, after {:.1} us (medians); after/before {:.2} (rounds {lo:.2} to {hi:.2})",
+            median(&mut b),
+            median(&mut a),
+            median(&mut ratio),
+        );
+    };
+    println!("create_interleaved: 41 rounds of 100 calls each side, alternating which goes first");
+    compare("create (new_secret)", &|| drop(black_box(before_create())), &|| drop(black_box(after_create())));
+    compare("QR data URI only", &|| drop(black_box(before_qr(black_box(&uri)))), &|| {
+        drop(black_box(totp::qr_png_data_uri(black_box(&uri))))
+    });
 }
 
 /// A SQLite file with `n` enabled contacts of one partner, written in one transaction.
@@ -175,5 +309,5 @@ fn store(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, verify, create, store);
+criterion_group!(benches, verify, create, create_interleaved, qr_encoding, store);
 criterion_main!(benches);

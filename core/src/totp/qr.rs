@@ -1,19 +1,29 @@
 //! QR code as a PNG data URI.
 //!
-//! The module matrix comes from `fast_qr`: the `qrcode` crate took 1.8 ms for a Key URI
-//! (almost all of it in mask selection), four times the whole create budget, where `fast_qr`
-//! takes about 0.26 ms (see docs/BENCHMARKS.md). The PNG is 1-bit greyscale (a QR code has two
-//! colours) filtered with Up (each module row repeats), so it is small and fast to compress:
-//! about 4.4 KB of data URI for a Key URI. Compression::Default would halve that but triples
-//! the time of create (docs/BENCHMARKS.md).
+//! The module matrix comes from `fast_qr`: the `qrcode` crate took 1.1 to 1.8 ms for a Key URI
+//! (almost all of it in mask selection), more than the whole create budget, where `fast_qr`
+//! takes about 0.17 to 0.25 ms (see docs/BENCHMARKS.md).
+//!
+//! The PNG is 1-bit greyscale (a QR code has two colours), [`SCALE`] = 4 pixels per module,
+//! rows unfiltered, deflated at zlib level 6 (`png::Compression::Default`) by flate2's
+//! `zlib-rs` backend. At 4 pixels a module is half a byte, so a row holds only four byte
+//! values and each module row repeats four times: deflate codes a row in about 2 bits per
+//! byte and the three repeats as one back-reference. A default Key URI (version 9) gives a
+//! 244 x 244 image and about 1.0 KB of data URI (SPEC: at most 1.5 KB) in about 75 us. The
+//! filters (Sub, Up, Paeth) all made it larger, `png::Compression::Fast` (fdeflate, zero runs
+//! only) fits 1.5 KB only at 1 pixel per module, and flate2's default backend, miniz_oxide,
+//! took about 0.29 ms for the same PNG, much of it clearing its tables, which create cannot
+//! afford (docs/BENCHMARKS.md, "QR encoding"; docs/DESIGN.md for the scale).
 
 use base64::Engine;
 use fast_qr::{ECL, QRBuilder, QRCode};
 
 use crate::error::{Error, ErrorKind, Result};
 
-/// Pixels per QR module.
-pub const SCALE: usize = 6;
+/// Pixels per QR module: an `<img>` without CSS shows a default Key URI at 244 x 244 CSS
+/// pixels (4 per module; 8 device pixels on a 2x screen), a size phone cameras read from a
+/// screen (docs/DESIGN.md).
+pub const SCALE: usize = 4;
 /// Light modules around the code (ISO/IEC 18004 asks for 4).
 pub const QUIET_ZONE: usize = 4;
 
@@ -52,14 +62,15 @@ fn render_png(code: &QRCode) -> std::result::Result<Vec<u8>, png::EncodingError>
             pixels[py * row_bytes..(py + 1) * row_bytes].copy_from_slice(&line);
         }
     }
-    let mut out = Vec::with_capacity(2048);
+    let mut out = Vec::with_capacity(1024);
     let side = u32::try_from(side).unwrap_or(u32::MAX);
     let mut encoder = png::Encoder::new(&mut out, side, side);
     encoder.set_color(png::ColorType::Grayscale);
     encoder.set_depth(png::BitDepth::One);
-    encoder.set_compression(png::Compression::Fast);
-    // Each module row repeats SCALE times: the Up filter turns the repeats into zeros.
-    encoder.set_filter(png::FilterType::Up);
+    // No filter: a repeated row is one back-reference as it is; Up would turn the repeats into
+    // zeros but the first row of each module row into differences with more byte values.
+    encoder.set_compression(png::Compression::Default);
+    encoder.set_filter(png::FilterType::NoFilter);
     encoder.set_adaptive_filter(png::AdaptiveFilterType::NonAdaptive);
     let mut writer = encoder.write_header()?;
     writer.write_image_data(&pixels)?;
