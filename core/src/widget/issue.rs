@@ -185,8 +185,8 @@ pub struct Issue {
     pub path: String,
     /// The fixed English message (`kind.message()`).
     pub message: &'static str,
-    /// The offending value, at most [`MAX_SHOWN_CHARS`] characters; keys are shown as their
-    /// prefix only (`sk_sandbox_…`).
+    /// The offending value, at most [`MAX_SHOWN_CHARS`] characters and `…` when cut; keys are
+    /// shown as their prefix only (`sk_sandbox_…`), as they are in `path`.
     pub value: Option<String>,
     /// A likely intended value or option name.
     pub suggestion: Option<String>,
@@ -231,13 +231,19 @@ pub(crate) fn contains_secret_key(text: &str) -> bool {
     SECRET_MARKERS.iter().any(|m| text.contains(m))
 }
 
-/// A value as an issue may show it: a secret key anywhere makes it redacted from the key on,
-/// and long values are cut.
+/// A value (or an option name in a path) as an issue may show it: a secret key anywhere makes
+/// it redacted from the key on, and long values are cut, so the result is at most
+/// [`MAX_SHOWN_CHARS`] characters and `…`.
 pub(crate) fn shown(value: &str) -> String {
     if let Some(at) = SECRET_MARKERS.iter().filter_map(|m| value.find(m)).min() {
         let head = value.get(..at).unwrap_or_default();
-        let tail = value.get(at..).unwrap_or_default();
-        return format!("{}{}", truncate(head), redact_key(tail));
+        let redacted = redact_key(value.get(at..).unwrap_or_default());
+        // The key's redacted prefix fits after the head, or the key lies past what is shown.
+        if head.chars().count() + redacted.chars().count() > MAX_SHOWN_CHARS {
+            let cut = head.char_indices().nth(MAX_SHOWN_CHARS).map_or(head.len(), |(at, _)| at);
+            return format!("{}…", head.get(..cut).unwrap_or_default());
+        }
+        return format!("{head}{redacted}");
     }
     truncate(value)
 }
@@ -354,6 +360,15 @@ mod tests {
         assert_eq!(redact_key("short"), "…");
         assert_eq!(shown("My sk_production_abc shop"), "My sk_production_…");
         assert_eq!(shown(&"é".repeat(150)), format!("{}…", "é".repeat(100)));
+        // At most 100 characters and the ellipsis, wherever the key is.
+        let late_key = format!("{}sk_production_SECRET", "x".repeat(95));
+        assert_eq!(shown(&late_key), format!("{}…", "x".repeat(95)));
+        let fits = format!("{}sk_sandbox_SECRET", "x".repeat(88));
+        assert_eq!(shown(&fits), format!("{}sk_sandbox_…", "x".repeat(88)));
+        for n in 0..120 {
+            let text = format!("{}sk_production_SECRET", "y".repeat(n));
+            assert!(shown(&text).chars().count() <= MAX_SHOWN_CHARS + 1 && !shown(&text).contains("SECRET"));
+        }
     }
 
     #[test]

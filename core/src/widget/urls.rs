@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use url::Url;
 
 use super::config::{WidgetConfig, push_receive_address_parameter};
-use super::issue::{Issue, IssueCode, suggest, truncate};
+use super::issue::{Issue, IssueCode, shown, suggest};
 use super::validate::{Target, ValidatedOptions, Validation, validate};
 use crate::partner::Environment;
 
@@ -265,7 +265,7 @@ pub fn parse_url(input: &str, config: &WidgetConfig) -> Result<ParsedUrl, UrlErr
                 Some(suffix) => reader.receive_address(name, suffix, value),
                 None => {
                     let suggestion = suggest_parameter(name, config);
-                    reader.warn(Issue::new(IssueCode::UnknownOption, truncate(name)).with_suggestion(suggestion));
+                    reader.warn(Issue::new(IssueCode::UnknownOption, shown(name)).with_suggestion(suggestion));
                 }
             },
         }
@@ -338,7 +338,7 @@ impl QueryReader<'_> {
             },
         };
         if self.addresses.contains_key(&symbol) {
-            let path = format!("receiveAddress.{}", truncate(&symbol));
+            let path = format!("receiveAddress.{}", shown(&symbol));
             self.warn(Issue::new(IssueCode::UrlParameterRepeated, path).with_value(&value));
         } else {
             self.addresses.insert(symbol, Value::String(value));

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::address::validate_address;
 use super::config::{Currency, MAX_CLIENT_NAME_CHARS, MAX_HOME_SCREEN_MESSAGE_CHARS, WidgetConfig};
-use super::issue::{Issue, IssueCode, Severity, contains_secret_key, suggest, truncate};
+use super::issue::{Issue, IssueCode, Severity, contains_secret_key, shown, suggest};
 use super::options::OptionName;
 use crate::partner::Environment;
 
@@ -622,8 +622,7 @@ impl<'a> Validator<'a> {
         unsupported.sort();
         for key in unsupported.into_iter().take(MAX_OPTIONS) {
             let suggestion = suggest(key, config.coins().symbols());
-            let issue =
-                Issue::new(IssueCode::ReceiveAddressUnsupportedCoin, format!("receiveAddress.{}", truncate(key)));
+            let issue = Issue::new(IssueCode::ReceiveAddressUnsupportedCoin, format!("receiveAddress.{}", shown(key)));
             self.push(issue.with_value(key).with_suggestion(suggestion));
         }
         valid
@@ -701,7 +700,7 @@ impl<'a> Validator<'a> {
         unknown.sort();
         for key in unknown.into_iter().take(MAX_OPTIONS) {
             let suggestion = suggest_option(key, config);
-            self.push(Issue::new(IssueCode::UnknownOption, truncate(key)).with_suggestion(suggestion));
+            self.push(Issue::new(IssueCode::UnknownOption, shown(key)).with_suggestion(suggestion));
         }
     }
 
