@@ -49,3 +49,4 @@ include mk/c.mk
 include mk/python.mk
 include mk/node.mk
 include mk/api.mk
+include mk/fuzz.mk

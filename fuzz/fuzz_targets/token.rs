@@ -1,0 +1,5 @@
+//! libFuzzer target `token`: the body is `rampart_fuzz_targets::token`, shared with the stable
+//! corpus replay test (fuzz/targets-lib/tests/corpus.rs).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| rampart_fuzz_targets::token(data));
