@@ -147,3 +147,25 @@ fn print_data_uri_sizes() {
         );
     }
 }
+
+/// The README shows create's QR code for a fixed example Key URI: this test makes it. The
+/// committed `docs/images/create-qr.png` must be byte-equal to what the code makes now (a drift
+/// check, as for the C header); `RAMPART_UPDATE_IMAGES=1 cargo test -p rampart-core --test qr`
+/// rewrites it after a deliberate change.
+#[test]
+fn readme_image_is_what_create_makes() {
+    let uri = totp::key_uri("Rampart2FA", "6f1c2a4e-93b1-4c55-8f1e-0b9b6a0d2c11", "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP");
+    let data_uri = totp::qr_png_data_uri(&uri).unwrap();
+    assert_eq!(decode(&data_uri).text, uri);
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(data_uri.strip_prefix("data:image/png;base64,").unwrap())
+        .unwrap();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/images/create-qr.png");
+    if std::env::var_os("RAMPART_UPDATE_IMAGES").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &png).unwrap();
+    }
+    let committed = std::fs::read(&path).expect("docs/images/create-qr.png (RAMPART_UPDATE_IMAGES=1 makes it)");
+    assert!(committed == png, "docs/images/create-qr.png is stale: run with RAMPART_UPDATE_IMAGES=1 and commit it");
+    assert!(data_uri.len() <= DEFAULT_BUDGET, "{}", data_uri.len());
+}
