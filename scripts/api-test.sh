@@ -20,6 +20,8 @@ trap cleanup EXIT
 
 "$server" partner create --db "$work/api.db" --name "API test" --environment sandbox >"$work/partner.json" 2>/dev/null
 key=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["secretKey"])' "$work/partner.json")
+RAMPART_PUBLIC_KEY=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["publicKey"])' "$work/partner.json")
+export RAMPART_PUBLIC_KEY
 RUST_LOG=info "$server" --db "$work/api.db" --listen 127.0.0.1:0 2>"$work/server.log" &
 pid=$!
 address=

@@ -107,6 +107,10 @@ pub struct Partner {
     pub widget_button_url: Option<String>,
     /// The operator waived the KYC 2FA requirement.
     pub two_factor_waived: bool,
+    /// Origins allowed to embed the widget.
+    pub widget_origins: Vec<String>,
+    /// An operator approved the production widget (sandbox widgets need no approval).
+    pub widget_approved: bool,
 }
 
 impl From<PartnerRecord> for Partner {
@@ -119,6 +123,8 @@ impl From<PartnerRecord> for Partner {
             widget_text: r.widget_text,
             widget_button_url: r.widget_button_url,
             two_factor_waived: r.two_factor_waived,
+            widget_origins: r.widget_origins,
+            widget_approved: r.widget_approved,
         }
     }
 }
@@ -220,6 +226,8 @@ impl Service {
             widget_button_url: None,
             two_factor_waived: false,
             created_at: self.now(),
+            widget_origins: Vec::new(),
+            widget_approved: false,
         };
         self.store().insert_partner(&record).map_err(Self::internal)?;
         Ok(creds)
@@ -337,6 +345,40 @@ impl Service {
     /// The confirmation-screen button URL, if set.
     pub fn widget_button_url(&self, partner: &PartnerId) -> Result<Option<String>> {
         Ok(self.partner_record(partner)?.widget_button_url)
+    }
+
+    /// Replace the origins allowed to embed the partner's widget (SPEC section 6.2): at most 20,
+    /// each `http(s)://host[:port]`, https only in production; returns them canonical. An
+    /// empty list removes them all.
+    pub fn set_widget_origins<S: AsRef<str>>(&self, partner: &PartnerId, origins: &[S]) -> Result<Vec<String>> {
+        let environment = self.partner_record(partner)?.environment;
+        let origins = crate::widget::origins::check_origins(origins, environment)?;
+        self.update_partner_field(partner, |p| p.widget_origins.clone_from(&origins))?;
+        Ok(origins)
+    }
+
+    /// The origins allowed to embed the partner's widget.
+    pub fn widget_origins(&self, partner: &PartnerId) -> Result<Vec<String>> {
+        Ok(self.partner_record(partner)?.widget_origins)
+    }
+
+    /// Approve (or withdraw the approval of) a partner's production widget: an operator action,
+    /// audit-logged. Sandbox widgets work without it.
+    pub fn set_widget_approval(&self, operator: &str, partner: &PartnerId, approved: bool) -> Result<()> {
+        self.partner_record(partner)?;
+        let action = if approved { "partner.approve_widget" } else { "partner.unapprove_widget" };
+        self.audit(operator, action, partner, None)?;
+        self.update_partner_field(partner, |p| p.widget_approved = approved)
+    }
+
+    /// The partner a publishable key belongs to, for the widget's public routes (the key is
+    /// not a credential: this only says which partner's public settings to show).
+    pub fn partner_by_publishable_key(&self, key: &str) -> Result<Option<Partner>> {
+        if !key.starts_with("pk_") || key.len() > 200 {
+            return Ok(None);
+        }
+        let found = self.store().partner_by_publishable_key(key).map_err(Self::internal)?;
+        Ok(found.filter(|p| p.environment == self.config().environment).map(Partner::from))
     }
 
     /// Waive (or restore) the KYC 2FA requirement for a partner: an operator action,

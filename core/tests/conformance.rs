@@ -76,6 +76,8 @@ fn partner_record(byte: u8) -> PartnerRecord {
         widget_button_url: None,
         two_factor_waived: false,
         created_at: 7,
+        widget_origins: Vec::new(),
+        widget_approved: false,
     }
 }
 
@@ -87,6 +89,8 @@ fn store_partners(b: Backend) {
     assert_eq!(s.partner(&p.id).unwrap(), Some(p.clone()));
     assert_eq!(s.partner_by_secret_key_hash(&[1; 32]).unwrap(), Some(p.clone()));
     assert_eq!(s.partner_by_secret_key_hash(&[2; 32]).unwrap(), None);
+    assert_eq!(s.partner_by_publishable_key("pk_production_1").unwrap(), Some(p.clone()));
+    assert_eq!(s.partner_by_publishable_key("pk_production_9").unwrap(), None);
     assert!(matches!(s.insert_partner(&p), Err(rampart_core::StoreError::Conflict(_))));
     let same_key = PartnerRecord { id: PartnerId::random(), publishable_key: "other".into(), ..p.clone() };
     assert!(matches!(s.insert_partner(&same_key), Err(rampart_core::StoreError::Conflict(_))));
@@ -106,6 +110,17 @@ fn store_partners(b: Backend) {
         .unwrap()
     );
     assert_eq!(s.partner(&p.id).unwrap().unwrap().widget_text.as_deref(), Some("Done"));
+    let origins = vec!["https://a.example".to_owned(), "https://b.example:8443".to_owned()];
+    assert!(
+        s.update_partner(&p.id, &mut |r| {
+            r.widget_origins.clone_from(&origins);
+            r.widget_approved = true;
+            true
+        })
+        .unwrap()
+    );
+    let read = s.partner(&p.id).unwrap().unwrap();
+    assert_eq!((read.widget_origins, read.widget_approved), (origins, true));
     s.insert_partner(&partner_record(2)).unwrap();
     assert_eq!(s.count_partners().unwrap(), 2);
     s.ping().unwrap();

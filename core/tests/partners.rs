@@ -299,3 +299,48 @@ fn an_unknown_partner_is_404_and_never_an_orphan_contact() {
         assert_eq!(f.service.verify_2fa(&f.partner, &c, "123456").unwrap_err().kind(), ErrorKind::NotEnabled);
     }
 }
+
+#[test]
+fn widget_origins_and_approval() {
+    for b in [Backend::Memory, Backend::Sqlite] {
+        let f = Fixture::new(b);
+        assert_eq!(f.service.widget_origins(&f.partner).unwrap(), Vec::<String>::new());
+        let stored = f.service.set_widget_origins(&f.partner, &["HTTPS://Shop.Example:443", "http://localhost:3000"]);
+        assert_eq!(stored.unwrap(), ["https://shop.example", "http://localhost:3000"]);
+        assert_eq!(f.service.widget_origins(&f.partner).unwrap(), ["https://shop.example", "http://localhost:3000"]);
+        let e = f.service.set_widget_origins(&f.partner, &["https://a.example/path"]).unwrap_err();
+        assert_eq!((e.kind(), e.code()), (ErrorKind::InvalidInput, 400));
+        assert!(e.message().starts_with("widgetOrigins[0] must be an origin"), "{}", e.message());
+        assert_eq!(f.service.widget_origins(&f.partner).unwrap().len(), 2, "a refused list changes nothing");
+        let ghost = PartnerId::random();
+        assert_eq!(f.service.set_widget_origins::<&str>(&ghost, &[]).unwrap_err().kind(), ErrorKind::PartnerNotFound);
+
+        // Production: https only, the index named; approval is an audited operator action.
+        let production = Service::builder_shared(f.store.store.clone())
+            .master_keys(KeyRing::generate().unwrap())
+            .environment(Environment::Production)
+            .build()
+            .unwrap();
+        let creds = production.create_partner("Live shop", Environment::Production).unwrap();
+        let e =
+            production.set_widget_origins(&creds.partner_id, &["https://a.example", "http://b.example"]).unwrap_err();
+        assert_eq!(e.message(), "widgetOrigins[1] must be https in production");
+        assert!(!production.partner(&creds.partner_id).unwrap().widget_approved);
+        production.set_widget_approval("olga", &creds.partner_id, true).unwrap();
+        assert!(production.partner(&creds.partner_id).unwrap().widget_approved);
+        production.set_widget_approval("olga", &creds.partner_id, false).unwrap();
+        let actions: Vec<String> = production.audit_log().unwrap().into_iter().map(|e| e.action).collect();
+        assert_eq!(actions[actions.len() - 2..], ["partner.approve_widget", "partner.unapprove_widget"]);
+        assert_eq!(
+            production.set_widget_approval("olga", &ghost, true).unwrap_err().kind(),
+            ErrorKind::PartnerNotFound
+        );
+
+        // A publishable key names its partner, in this service's environment only.
+        let found = production.partner_by_publishable_key(&creds.publishable_key).unwrap().unwrap();
+        assert_eq!(found.id, creds.partner_id);
+        assert_eq!(f.service.partner_by_publishable_key(&creds.publishable_key).unwrap(), None, "other environment");
+        assert_eq!(production.partner_by_publishable_key("pk_production_nope").unwrap(), None);
+        assert_eq!(production.partner_by_publishable_key(creds.secret_key.expose()).unwrap(), None);
+    }
+}

@@ -58,3 +58,12 @@ def map_body(ctx, body):
         listed = body["tokens"].split(",")
         body["tokens"] = ",".join(listed + [coin for coin in body["receiveAddress"] if coin not in listed])
     return body
+
+
+# Origins a partner registers (`rampart-origin`): canonical ones, as a browser serialises them,
+# https only in production.
+_label = st.from_regex(r"[a-z][a-z0-9]{0,15}", fullmatch=True)
+_host = st.lists(_label, min_size=1, max_size=4).map(".".join)
+_scheme = st.just("https") if not SANDBOX else st.sampled_from(["http", "https"])
+_port = st.one_of(st.just(""), st.integers(min_value=1000, max_value=65535).map(lambda p: f":{p}"))
+schemathesis.openapi.format("rampart-origin", st.builds(lambda s, h, p: f"{s}://{h}{p}", _scheme, _host, _port))

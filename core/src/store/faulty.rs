@@ -84,6 +84,11 @@ impl<S: Store> Store for FaultyStore<S> {
         self.inner.partner_by_secret_key_hash(hash)
     }
 
+    fn partner_by_publishable_key(&self, key: &str) -> Result<Option<PartnerRecord>, StoreError> {
+        self.partner_read()?;
+        self.inner.partner_by_publishable_key(key)
+    }
+
     fn update_partner(
         &self,
         id: &PartnerId,

@@ -55,6 +55,10 @@ impl Store for MemoryStore {
         Ok(self.lock().partners.values().find(|p| &p.secret_key_hash == hash).cloned())
     }
 
+    fn partner_by_publishable_key(&self, key: &str) -> Result<Option<PartnerRecord>, StoreError> {
+        Ok(self.lock().partners.values().find(|p| p.publishable_key == key).cloned())
+    }
+
     fn update_partner(
         &self,
         id: &PartnerId,

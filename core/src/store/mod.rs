@@ -56,6 +56,10 @@ pub struct PartnerRecord {
     pub two_factor_waived: bool,
     /// Unix seconds.
     pub created_at: u64,
+    /// Origins allowed to embed the widget, canonical (`https://shop.example.com`).
+    pub widget_origins: Vec<String>,
+    /// An operator approved the partner's production widget.
+    pub widget_approved: bool,
 }
 
 impl fmt::Debug for PartnerRecord {
@@ -65,6 +69,8 @@ impl fmt::Debug for PartnerRecord {
             .field("name", &self.name)
             .field("environment", &self.environment)
             .field("two_factor_waived", &self.two_factor_waived)
+            .field("widget_origins", &self.widget_origins)
+            .field("widget_approved", &self.widget_approved)
             .finish_non_exhaustive()
     }
 }
@@ -154,6 +160,9 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// A partner by the SHA-256 of its secret key.
     fn partner_by_secret_key_hash(&self, hash: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError>;
+
+    /// A partner by its publishable key.
+    fn partner_by_publishable_key(&self, key: &str) -> Result<Option<PartnerRecord>, StoreError>;
 
     /// Atomically read, change and write a partner. `f` returns whether to write. Returns
     /// `false` when there is no such partner (and `f` is not called).

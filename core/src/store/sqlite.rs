@@ -99,6 +99,9 @@ const MIGRATIONS: &[&str] = &[
         partner_id BLOB NOT NULL,
         contact_id BLOB
     );",
+    // 2: who may embed the widget (SPEC section 6.2).
+    "ALTER TABLE partners ADD COLUMN widget_origins TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE partners ADD COLUMN widget_approved INTEGER NOT NULL DEFAULT 0;",
 ];
 
 impl From<rusqlite::Error> for StoreError {
@@ -251,7 +254,7 @@ impl Drop for Lease<'_> {
 macro_rules! partner_columns {
     () => {
         "id, name, environment, secret_key_hash, publishable_key, widget_text, widget_button_url, \
-         two_factor_waived, created_at"
+         two_factor_waived, created_at, widget_origins, widget_approved"
     };
 }
 
@@ -270,6 +273,9 @@ fn partner_from_row(row: &Row<'_>) -> rusqlite::Result<PartnerRecord> {
         widget_button_url: row.get(6)?,
         two_factor_waived: row.get(7)?,
         created_at: from_sql_u64(row.get(8)?)?,
+        widget_origins: serde_json::from_str(&row.get::<_, String>(9)?)
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(9, rusqlite::types::Type::Text, Box::new(e)))?,
+        widget_approved: row.get(10)?,
     })
 }
 
@@ -316,11 +322,13 @@ fn is_unique_violation(e: &rusqlite::Error) -> bool {
 
 fn write_partner(tx: &rusqlite::Transaction<'_>, p: &PartnerRecord, insert: bool) -> Result<(), StoreError> {
     let sql = if insert {
-        concat!("INSERT INTO partners (", partner_columns!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
+        concat!("INSERT INTO partners (", partner_columns!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)")
     } else {
         "UPDATE partners SET name = ?2, environment = ?3, secret_key_hash = ?4, publishable_key = ?5, \
-         widget_text = ?6, widget_button_url = ?7, two_factor_waived = ?8, created_at = ?9 WHERE id = ?1"
+         widget_text = ?6, widget_button_url = ?7, two_factor_waived = ?8, created_at = ?9, \
+         widget_origins = ?10, widget_approved = ?11 WHERE id = ?1"
     };
+    let origins = serde_json::to_string(&p.widget_origins).map_err(|e| StoreError::Backend(Box::new(e)))?;
     tx.prepare_cached(sql)?
         .execute(params![
             p.id.as_bytes(),
@@ -332,6 +340,8 @@ fn write_partner(tx: &rusqlite::Transaction<'_>, p: &PartnerRecord, insert: bool
             p.widget_button_url,
             p.two_factor_waived,
             to_sql_u64(p.created_at),
+            origins,
+            p.widget_approved,
         ])
         .map_err(|e| {
             if is_unique_violation(&e) { StoreError::Conflict("partner id or key already exists") } else { e.into() }
@@ -348,6 +358,14 @@ impl Store for SqliteStore {
         self.read(|c| {
             c.prepare_cached(concat!("SELECT ", partner_columns!(), " FROM partners WHERE id = ?1"))?
                 .query_row([id.as_bytes()], partner_from_row)
+                .optional()
+        })
+    }
+
+    fn partner_by_publishable_key(&self, key: &str) -> Result<Option<PartnerRecord>, StoreError> {
+        self.read(|c| {
+            c.prepare_cached(concat!("SELECT ", partner_columns!(), " FROM partners WHERE publishable_key = ?1"))?
+                .query_row([key], partner_from_row)
                 .optional()
         })
     }

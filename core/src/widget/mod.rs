@@ -135,6 +135,7 @@ pub mod address;
 mod config;
 mod issue;
 mod options;
+pub mod origins;
 mod sign;
 mod snippet;
 mod urls;

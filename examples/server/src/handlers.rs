@@ -245,6 +245,28 @@ pub async fn widget_button_url(State(state): State<AppState>, bearer: Bearer) ->
     })
 }
 
+/// POST /v1/users/widgetOrigins `{"widgetOrigins": [...]}`: replaces the list; answers it canonical.
+pub async fn set_widget_origins(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    body: Result<JsonObject, ApiError>,
+) -> Response {
+    let input =
+        body.and_then(|b| Ok(b.string_list("widgetOrigins")?.into_iter().map(str::to_owned).collect::<Vec<_>>()));
+    let done = as_partner(&state, bearer, ErrorKind::Internal, input, |s, partner, origins| {
+        s.set_widget_origins(partner, &origins)
+    })
+    .await;
+    done.respond(|origins| ok_with("Widget origins updated.", "widgetOrigins", Value::from(origins)))
+}
+
+/// GET /v1/users/widgetOrigins
+pub async fn widget_origins(State(state): State<AppState>, bearer: Bearer) -> Response {
+    let done =
+        as_partner(&state, bearer, ErrorKind::Internal, Ok(()), |s, partner, ()| s.widget_origins(partner)).await;
+    done.respond(|origins| ok_with("Widget origins retrieved.", "widgetOrigins", Value::from(origins)))
+}
+
 /// GET /healthz: 200 when the store answers, else 503 (the cause goes to the log).
 pub async fn healthz(State(state): State<AppState>) -> Response {
     match blocking(&state, ErrorKind::Internal, |s| s.ping()).await {

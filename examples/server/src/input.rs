@@ -125,6 +125,27 @@ impl JsonObject {
         self.string(name)?.ok_or_else(|| ApiError::invalid(name, "is required"))
     }
 
+    /// A required field that is an array of strings (`widgetOrigins`); an item that is not a
+    /// string, or not Unicode, is a 400 naming its index.
+    pub fn string_list(&self, name: &str) -> Result<Vec<&str>, ApiError> {
+        if let Some((path, what)) =
+            self.unreadable.iter().find(|(p, _)| p.as_str() == name || p.starts_with(&format!("{name}[")))
+        {
+            return Err(ApiError(what.error(path)));
+        }
+        match self.fields.get(name) {
+            None | Some(Value::Null) => Err(ApiError::invalid(name, "is required")),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    item.as_str().ok_or_else(|| ApiError::invalid(&format!("{name}[{i}]"), "must be a string"))
+                })
+                .collect(),
+            Some(_) => Err(ApiError::invalid(name, "must be an array of strings")),
+        }
+    }
+
     /// The raw `token` field: any JSON value is accepted and classified by the core; a number
     /// out of range or a string that is not Unicode is malformed (a code that does not verify).
     pub fn token(&self) -> rampart_core::Token {
@@ -332,6 +353,16 @@ mod tests {
         assert!(read(&deep(MAX_DEPTH - 1)).is_ok());
         assert_eq!(read(&deep(MAX_DEPTH)).unwrap_err(), "body must be nested at most 32 levels deep");
         assert_eq!(read(&deep(100_000)).unwrap_err(), "body must be nested at most 32 levels deep");
+    }
+
+    #[test]
+    fn string_lists() {
+        let body = read(r#"{"o":["a","b"],"n":[1],"s":"x","bad":["ok","\udc00"]}"#).unwrap();
+        assert_eq!(body.string_list("o").unwrap(), ["a", "b"]);
+        assert_eq!(body.string_list("n").unwrap_err().0.message(), "n[0] must be a string");
+        assert_eq!(body.string_list("s").unwrap_err().0.message(), "s must be an array of strings");
+        assert_eq!(body.string_list("none").unwrap_err().0.message(), "none is required");
+        assert_eq!(body.string_list("bad").unwrap_err().0.message(), "bad[1] must be valid Unicode text");
     }
 
     #[test]

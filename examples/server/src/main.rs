@@ -135,6 +135,10 @@ enum PartnerCommand {
     /// Restore the KYC 2FA requirement.
     #[command(name = "unwaive-2fa")]
     Unwaive2fa(PartnerTarget),
+    /// Approve a partner's production widget (sandbox widgets need no approval).
+    ApproveWidget(PartnerTarget),
+    /// Withdraw the approval of a partner's production widget.
+    UnapproveWidget(PartnerTarget),
 }
 
 #[derive(Subcommand, Debug)]
@@ -450,7 +454,17 @@ fn partner_command(cli: &Cli, action: PartnerCommand) -> Result<(), Failure> {
         }
         PartnerCommand::Waive2fa(target) => set_waiver(&service, target, true)?,
         PartnerCommand::Unwaive2fa(target) => set_waiver(&service, target, false)?,
+        PartnerCommand::ApproveWidget(target) => set_widget_approval(&service, target, true)?,
+        PartnerCommand::UnapproveWidget(target) => set_widget_approval(&service, target, false)?,
     }
+    Ok(())
+}
+
+fn set_widget_approval(service: &Service, target: PartnerTarget, approved: bool) -> Result<(), Failure> {
+    let operator = operator_name(target.operator);
+    service.set_widget_approval(&operator, &target.partner, approved).map_err(explain)?;
+    tracing::info!(%operator, partner = %target.partner, approved, "widget approval changed");
+    print_json(&json!({ "partnerId": target.partner.to_string(), "widgetApproved": approved }));
     Ok(())
 }
 
@@ -540,6 +554,8 @@ mod tests {
             vec!["--db", "x.db", "partner", "rotate-keys", "--partner", id],
             vec!["partner", "waive-2fa", "--partner", id, "--operator", "alice"],
             vec!["partner", "unwaive-2fa", "--partner", id],
+            vec!["partner", "approve-widget", "--partner", id, "--operator", "olga"],
+            vec!["partner", "unapprove-widget", "--partner", id],
             vec!["contact", "mark-kyc", "--partner", id, "--contact", id],
             vec!["contact", "unmark-kyc", "--partner", id, "--contact", id],
             vec!["contact", "reset-lock", "--partner", id, "--contact", id],

@@ -2,6 +2,7 @@
 //! from the running app and checks every documented route and response code against it.
 
 use rampart_core::Environment;
+use rampart_core::widget::origins::{MAX_ORIGIN_BYTES, MAX_ORIGINS};
 use rampart_core::widget::{
     MAX_CLIENT_NAME_CHARS, MAX_CONTAINER_ID_CHARS, MAX_HOME_SCREEN_MESSAGE_CHARS, MAX_OPTIONS, Target, WidgetConfig,
 };
@@ -177,6 +178,23 @@ fn widget_options_schema(target: Target, environment: Environment, widget: &Widg
     schema
 }
 
+/// The embedding origins: at most 20 `http(s)://host[:port]`, none twice (SPEC section 6.2).
+/// An origin is a named `format` (`rampart-origin`): JSON Schema cannot say which hosts a
+/// browser's URL parser takes.
+fn origins_schema(environment: Environment) -> Value {
+    let schemes = if environment == Environment::Production { "https" } else { "http or https" };
+    json!({
+        "type": "array", "maxItems": MAX_ORIGINS, "uniqueItems": true,
+        "items": {
+            "type": "string", "format": "rampart-origin", "maxLength": MAX_ORIGIN_BYTES,
+            "description": format!("An origin, {schemes}://host[:port]: no path, query, credentials or wildcard"),
+        },
+        "description": "Origins allowed to embed the widget, answered canonical (lower case, punycode, default port \
+            left out) and never the same origin twice; sandbox also allows any http://localhost and \
+            http://127.0.0.1 port without registering it",
+    })
+}
+
 /// A request body of widget options.
 fn widget_body(schema: Value) -> Value {
     json!({ "required": true, "content": { "application/json": { "schema": schema } } })
@@ -347,6 +365,47 @@ pub fn document_for(environment: Environment, widget: &WidgetConfig) -> Value {
                     "csp": { "type": "object", "properties": { "frameSrc": { "type": "string" }, "scriptSrc": { "type": "string" } } },
                     "warnings": widget_issues(), "mode": widget_mode() }),
             ) },
+            "/v1/users/widgetOrigins": {
+                "post": {
+                    "summary": "Replace the origins allowed to embed the widget",
+                    "operationId": "setWidgetOrigins",
+                    "tags": ["Widget settings"],
+                    "security": [{ "bearer": [] }],
+                    "requestBody": body(json!({ "widgetOrigins": origins_schema(environment) }), &["widgetOrigins"]),
+                    "responses": responses(message_schema(json!({ "widgetOrigins": origins_schema(environment) })), &[400, 401, 413, 500]),
+                },
+                "get": {
+                    "summary": "The origins allowed to embed the widget",
+                    "operationId": "getWidgetOrigins",
+                    "tags": ["Widget settings"],
+                    "security": [{ "bearer": [] }],
+                    "responses": responses(message_schema(json!({ "widgetOrigins": origins_schema(environment) })), &[401, 500]),
+                },
+            },
+            "/v1/widget/config": { "get": {
+                "summary": "What the widget page needs about a partner (public: no secret)",
+                "operationId": "widgetConfig",
+                "tags": ["Widget"],
+                "security": [],
+                "parameters": [{
+                    "name": "publicKey", "in": "query", "required": true,
+                    "description": "The partner's publishable key",
+                    "schema": { "type": "string", "minLength": 1 }
+                }],
+                "responses": responses(message_schema(json!({
+                    "partnerName": { "type": "string" },
+                    "environment": { "type": "string", "enum": ["sandbox", "production"] },
+                    "approved": { "type": "boolean", "description": "Sandbox widgets need no approval; production ones an operator's" },
+                    "widgetText": nullable_string,
+                    "widgetButtonURL": nullable_string,
+                    "widgetOrigins": { "type": "array", "items": { "type": "string" } },
+                    "coins": { "type": "array", "items": {
+                        "type": "object",
+                        "properties": { "symbol": { "type": "string" }, "name": { "type": "string" }, "chain": { "type": "string" } },
+                        "required": ["symbol", "name", "chain"],
+                    } },
+                })), &[400, 404, 500]),
+            } },
             "/openapi.json": { "get": {
                 "summary": "This document",
                 "operationId": "openapi",

@@ -25,7 +25,7 @@ use zeroize::Zeroizing;
 
 use crate::AppState;
 use crate::error::{ApiError, body_response};
-use crate::handlers::{Bearer, as_partner};
+use crate::handlers::{Bearer, as_partner, blocking};
 use crate::input::{JsonObject, Query};
 
 /// The options with the partner's publishable key filled in when no key is given.
@@ -187,6 +187,64 @@ pub async fn snippet(State(state): State<AppState>, bearer: Bearer, body: Result
             Err(e) => axum::response::IntoResponse::into_response(ApiError::invalid("options", e.message())),
         }
     })
+}
+
+/// A coin as the widget page lists it.
+#[derive(Serialize)]
+struct CoinInfo<'a> {
+    symbol: &'a str,
+    name: &'a str,
+    chain: &'static str,
+}
+
+/// What the widget page needs about a partner, from its publishable key: no secret.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PublicConfig<'a> {
+    partner_name: String,
+    environment: &'static str,
+    /// Sandbox widgets need no approval; production ones an operator's.
+    approved: bool,
+    widget_text: Option<String>,
+    #[serde(rename = "widgetButtonURL")]
+    widget_button_url: Option<String>,
+    widget_origins: Vec<String>,
+    coins: Vec<CoinInfo<'a>>,
+}
+
+/// GET /v1/widget/config?publicKey=pk_...: public (the publishable key is not a credential).
+pub async fn config(State(state): State<AppState>, RawQuery(query): RawQuery) -> Response {
+    let key = Query::parse(query.as_deref()).and_then(|q| {
+        q.get("publicKey")?.map(str::to_owned).ok_or_else(|| ApiError::invalid("publicKey", "is required"))
+    });
+    let key = match key {
+        Ok(key) => key,
+        Err(e) => return axum::response::IntoResponse::into_response(e),
+    };
+    let found = blocking(&state, ErrorKind::Internal, move |s| s.partner_by_publishable_key(&key)).await;
+    let widget = state.widget.clone();
+    match found {
+        Ok(Some(p)) => {
+            let approved = p.environment == Environment::Sandbox || p.widget_approved;
+            let coins = widget
+                .coins()
+                .iter()
+                .map(|c| CoinInfo { symbol: &c.symbol, name: &c.name, chain: c.chain.name() })
+                .collect();
+            let body = PublicConfig {
+                partner_name: p.name,
+                environment: p.environment.as_str(),
+                approved,
+                widget_text: p.widget_text,
+                widget_button_url: p.widget_button_url,
+                widget_origins: p.widget_origins,
+                coins,
+            };
+            body_response(StatusCode::OK, "Widget configuration retrieved.", body)
+        }
+        Ok(None) => axum::response::IntoResponse::into_response(ApiError::from(ErrorKind::PartnerNotFound)),
+        Err(e) => axum::response::IntoResponse::into_response(e),
+    }
 }
 
 fn now() -> u64 {

@@ -865,6 +865,18 @@ async fn openapi_document_matches_the_running_app() {
         seen.note("get", path, &s.get(path, k).await);
         seen.note("get", path, &s.get(path, None).await);
     }
+    let origins = "/v1/users/widgetOrigins";
+    seen.note("post", origins, &s.post(origins, k, &json!({ "widgetOrigins": ["https://a.example"] })).await);
+    seen.note("post", origins, &s.post(origins, k, &json!({ "widgetOrigins": 1 })).await);
+    seen.note("post", origins, &s.post_raw(origins, None, "{}").await);
+    seen.note("post", origins, &s.post_raw(origins, k, big.clone()).await);
+    seen.note("get", origins, &s.get(origins, k).await);
+    seen.note("get", origins, &s.get(origins, None).await);
+    let public_key = s.service.partner(&partner).unwrap().publishable_key;
+    let config = "/v1/widget/config";
+    seen.note("get", config, &s.get(&format!("{config}?publicKey={public_key}"), None).await);
+    seen.note("get", config, &s.get(&format!("{config}?publicKey=pk_sandbox_x"), None).await);
+    seen.note("get", config, &s.get(config, None).await);
     for path in ["/v1/widget/validate", "/v1/widget/url", "/v1/widget/snippet"] {
         let snippet_ready = json!({ "environment": "sandbox", "targetContainerId": "w" });
         seen.note("post", path, &s.post(path, k, &snippet_ready).await);
@@ -893,6 +905,7 @@ async fn openapi_document_matches_the_running_app() {
     for path in ["/v1/widget/validate", "/v1/widget/url", "/v1/widget/snippet"] {
         seen.note("post", path, &s.post(path, k, &json!({})).await);
     }
+    seen.note("post", origins, &s.post(origins, k, &json!({ "widgetOrigins": [] })).await);
     seen.note("get", "/healthz", &s.get("/healthz", None).await);
 
     // Every observed code is documented for its route, and every route was exercised.
@@ -1021,5 +1034,85 @@ async fn chunked_body_over_64_kib_is_413() {
     .unwrap();
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
     assert!(answer.ends_with(r#"{"message":"Request body is too large","code":413}"#), "{answer}");
+    s.stop().await;
+}
+
+// ---------------------------------------------------------------- who may embed the widget
+
+#[tokio::test]
+async fn widget_origins_are_set_checked_and_public_through_the_publishable_key() {
+    let s = Server::sandbox().await;
+    let (partner, key) = s.partner();
+    let k = Some(key.as_str());
+    let r = s.get("/v1/users/widgetOrigins", k).await;
+    assert_eq!(r.body, json!({ "message": "Widget origins retrieved.", "code": 200, "widgetOrigins": [] }));
+    let r = s
+        .post(
+            "/v1/users/widgetOrigins",
+            k,
+            &json!({ "widgetOrigins": ["HTTPS://Shop.Example:443", "http://localhost:3000"] }),
+        )
+        .await;
+    assert_eq!(
+        r.body,
+        json!({ "message": "Widget origins updated.", "code": 200,
+                "widgetOrigins": ["https://shop.example", "http://localhost:3000"] })
+    );
+    for (body, message) in [
+        (json!({}), "widgetOrigins is required"),
+        (json!({ "widgetOrigins": "https://a.example" }), "widgetOrigins must be an array of strings"),
+        (json!({ "widgetOrigins": ["https://a.example", 5] }), "widgetOrigins[1] must be a string"),
+        (
+            json!({ "widgetOrigins": ["https://a.example", "https://user@b.example"] }),
+            "widgetOrigins[1] must be an origin: http(s)://host[:port], without path, query or credentials",
+        ),
+        (
+            json!({ "widgetOrigins": ["https://*.example"] }),
+            "widgetOrigins[0] must not hold a wildcard: register each origin",
+        ),
+    ] {
+        s.post("/v1/users/widgetOrigins", k, &body).await.assert_error(400, message);
+    }
+    s.post("/v1/users/widgetOrigins", None, &json!({ "widgetOrigins": [] })).await.assert_error(401, UNAUTHORIZED);
+    let many: Vec<String> = (0..21).map(|i| format!("https://s{i}.example")).collect();
+    s.post("/v1/users/widgetOrigins", k, &json!({ "widgetOrigins": many }))
+        .await
+        .assert_error(400, "widgetOrigins may list at most 20 origins");
+    assert_eq!(s.get("/v1/users/widgetOrigins", k).await.body["widgetOrigins"].as_array().unwrap().len(), 2);
+
+    // The page's view: public, by publishable key, no secret in it.
+    let public_key = s.service.partner(&partner).unwrap().publishable_key;
+    s.post("/v1/users/widgetText", k, &json!({ "widgetText": "Back to the shop" }))
+        .await
+        .assert_ok("Widget text updated to: Back to the shop");
+    let r = s.get(&format!("/v1/widget/config?publicKey={public_key}"), None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["message"], "Widget configuration retrieved.");
+    assert_eq!(r.body["environment"], "sandbox");
+    assert_eq!(r.body["approved"], true, "sandbox widgets need no approval");
+    assert_eq!(r.body["widgetText"], "Back to the shop");
+    assert_eq!(r.body["widgetButtonURL"], Value::Null);
+    assert_eq!(r.body["widgetOrigins"], json!(["https://shop.example", "http://localhost:3000"]));
+    assert_eq!(r.body["coins"][0], json!({ "symbol": "btc", "name": "Bitcoin", "chain": "bitcoin" }));
+    assert!(!r.text.contains(&key) && !r.text.contains("secret"), "{}", r.text);
+    s.get("/v1/widget/config?publicKey=pk_sandbox_nope", None).await.assert_error(404, "Partner not found");
+    s.get(&format!("/v1/widget/config?publicKey={key}"), None).await.assert_error(404, "Partner not found");
+    s.get("/v1/widget/config", None).await.assert_error(400, "publicKey is required");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn production_widgets_need_https_origins_and_an_operator_approval() {
+    let s = Setup { environment: Environment::Production, ..Setup::default() }.start().await;
+    let (partner, key) = s.partner();
+    let k = Some(key.as_str());
+    s.post("/v1/users/widgetOrigins", k, &json!({ "widgetOrigins": ["https://shop.example", "http://shop.example"] }))
+        .await
+        .assert_error(400, "widgetOrigins[1] must be https in production");
+    let public_key = s.service.partner(&partner).unwrap().publishable_key;
+    let config = format!("/v1/widget/config?publicKey={public_key}");
+    assert_eq!(s.get(&config, None).await.body["approved"], false);
+    s.service.set_widget_approval("olga", &partner, true).unwrap();
+    assert_eq!(s.get(&config, None).await.body["approved"], true);
     s.stop().await;
 }

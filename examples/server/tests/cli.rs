@@ -163,6 +163,14 @@ fn operator_commands_change_state_and_are_audit_logged() {
     assert_eq!(service.authenticate(&old_key).unwrap_err().kind(), ErrorKind::Unauthorized);
     assert_eq!(service.authenticate(new_key).unwrap().partner_id, partner);
 
+    let v = stdout_json(&with(&p, &["partner", "approve-widget"], &["--operator", "dana"]));
+    assert_eq!(v, json!({ "partnerId": partner_text, "widgetApproved": true }));
+    assert!(open(&db).partner(&partner).unwrap().widget_approved);
+    let v = stdout_json(&with(&p, &["partner", "unapprove-widget"], &["--operator", "dana"]));
+    assert_eq!(v["widgetApproved"], json!(false));
+    assert!(!open(&db).partner(&partner).unwrap().widget_approved);
+    let service = open(&db);
+
     let log: Vec<(String, String)> = service.audit_log().unwrap().into_iter().map(|e| (e.operator, e.action)).collect();
     let expected = [
         ("alice", "contact.mark_kyc"),
@@ -171,6 +179,8 @@ fn operator_commands_change_state_and_are_audit_logged() {
         ("tester", "contact.unmark_kyc"),
         ("bob", "contact.reset_lock"),
         ("carol", "partner.rotate_keys"),
+        ("dana", "partner.approve_widget"),
+        ("dana", "partner.unapprove_widget"),
     ];
     let expected: Vec<(String, String)> = expected.iter().map(|(o, a)| ((*o).to_owned(), (*a).to_owned())).collect();
     assert_eq!(log, expected);
