@@ -171,7 +171,7 @@ pub async fn serve_with(
             accepted = listener.accept() => accepted,
         };
         match accepted {
-            Ok((stream, _peer)) => spawn_connection(stream, slot, &http, &limits, &app, &graceful),
+            Ok((stream, peer)) => spawn_connection(stream, peer, slot, &http, &limits, &app, &graceful),
             Err(e) if is_connection_error(&e) => {}
             Err(e) => {
                 tracing::error!(target: "rampart::http", error = %e, "accept failed; retrying");
@@ -198,6 +198,7 @@ fn is_connection_error(e: &io::Error) -> bool {
 
 fn spawn_connection(
     stream: TcpStream,
+    peer: std::net::SocketAddr,
     slot: OwnedSemaphorePermit,
     http: &http1::Builder,
     limits: &ConnectionLimits,
@@ -215,7 +216,13 @@ fn spawn_connection(
         header_timeout: limits.header_timeout,
         idle_timeout: limits.idle_timeout,
     });
-    let conn = graceful.watch(http.serve_connection(io, TowerToHyperService::new(app.clone())));
+    // Each request carries the client's address (`ConnectInfo`), as `axum::serve` would give it.
+    let app =
+        tower::ServiceExt::map_request(app.clone(), move |mut req: axum::http::Request<hyper::body::Incoming>| {
+            req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+            req
+        });
+    let conn = graceful.watch(http.serve_connection(io, TowerToHyperService::new(app)));
     tokio::spawn(async move {
         if let Err(e) = conn.await {
             // A late or oversized head, a reset: the client's doing, not the server's.

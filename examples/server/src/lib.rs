@@ -31,6 +31,7 @@ mod error;
 mod handlers;
 pub mod input;
 pub mod openapi;
+pub mod ratelimit;
 mod widget;
 
 use std::future::Future;
@@ -58,7 +59,12 @@ pub struct AppState {
     pub service: Arc<Service>,
     /// Roots, brand and coins of the widget routes.
     pub widget: Arc<WidgetConfig>,
+    /// The per-address limit of the public widget routes.
+    pub public_limit: Arc<ratelimit::RateLimiter>,
 }
+
+/// Requests per minute, and burst, one client address may make to the public widget routes.
+pub const PUBLIC_RATE: (u32, u32) = (120, 60);
 
 /// The router of SPEC section 3 over `service`, with the default [`WidgetConfig`].
 pub fn app(service: Arc<Service>) -> Router {
@@ -67,7 +73,8 @@ pub fn app(service: Arc<Service>) -> Router {
 
 /// The router of SPEC section 3 over `service`, with the widget routes on `widget`.
 pub fn app_with_widget(service: Arc<Service>, widget: WidgetConfig) -> Router {
-    let state = AppState { service, widget: Arc::new(widget) };
+    let public_limit = Arc::new(ratelimit::RateLimiter::new(PUBLIC_RATE.0, PUBLIC_RATE.1));
+    let state = AppState { service, widget: Arc::new(widget), public_limit };
     let partner_routes = Router::new()
         .route("/v1/auth/create2fa", get(handlers::create_2fa))
         .route("/v1/auth/enable2fa", post(handlers::enable_2fa))
@@ -84,6 +91,7 @@ pub fn app_with_widget(service: Arc<Service>, widget: WidgetConfig) -> Router {
         .route("/healthz", get(handlers::healthz))
         .route("/openapi.json", get(handlers::openapi))
         .route("/v1/widget/config", get(widget::config))
+        .route("/v1/widget/check", post(widget::public_check))
         .merge(partner_routes)
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)

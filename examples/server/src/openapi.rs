@@ -195,6 +195,60 @@ fn origins_schema(environment: Environment) -> Value {
     })
 }
 
+/// `GET /v1/widget/config?publicKey=`: public, what the widget page needs.
+fn widget_config_route() -> Value {
+    let nullable_string = json!({ "type": ["string", "null"] });
+    json!({
+        "summary": "What the widget page needs about a partner (public: no secret)",
+        "operationId": "widgetConfig",
+        "tags": ["Widget"],
+        "security": [],
+        "parameters": [{
+            "name": "publicKey", "in": "query", "required": true,
+            "description": "The partner's publishable key",
+            "schema": { "type": "string", "minLength": 1 }
+        }],
+        "responses": responses(message_schema(json!({
+            "partnerName": { "type": "string" },
+            "environment": { "type": "string", "enum": ["sandbox", "production"] },
+            "approved": { "type": "boolean", "description": "Sandbox widgets need no approval; production ones an operator's" },
+            "widgetText": nullable_string,
+            "widgetButtonURL": nullable_string,
+            "widgetOrigins": { "type": "array", "items": { "type": "string" } },
+            "coins": { "type": "array", "items": {
+                "type": "object",
+                "properties": { "symbol": { "type": "string" }, "name": { "type": "string" }, "chain": { "type": "string" } },
+                "required": ["symbol", "name", "chain"],
+            } },
+        })), &[400, 404, 500]),
+    })
+}
+
+/// `POST /v1/widget/check`: public, rate-limited per client address.
+fn widget_check_route() -> Value {
+    let mut answers = responses(
+        message_schema(json!({ "valid": { "type": "boolean" }, "errors": widget_issues(),
+            "warnings": widget_issues(), "mode": widget_mode(), "options": { "type": ["object", "null"] } })),
+        &[400, 404, 413, 429, 500],
+    );
+    answers["429"]["description"] = json!("Too many requests from this client address; see Retry-After");
+    json!({
+        "summary": "Check widget options for the widget page (public, rate-limited per client address)",
+        "operationId": "widgetCheck",
+        "tags": ["Widget"],
+        "security": [],
+        "parameters": [{ "name": "target", "in": "query", "required": false,
+            "description": "url (default) or script (a container id is then required)",
+            "schema": { "type": "string", "enum": ["url", "script"] } }],
+        "requestBody": widget_body(json!({
+            "type": "object", "required": ["publicKey"],
+            "properties": { "publicKey": { "type": "string", "minLength": 1, "description": "The partner's publishable key" } },
+            "description": "Widget options with the partner's publishable key; the answer is /v1/widget/validate's",
+        })),
+        "responses": answers,
+    })
+}
+
 /// A request body of widget options.
 fn widget_body(schema: Value) -> Value {
     json!({ "required": true, "content": { "application/json": { "schema": schema } } })
@@ -382,30 +436,8 @@ pub fn document_for(environment: Environment, widget: &WidgetConfig) -> Value {
                     "responses": responses(message_schema(json!({ "widgetOrigins": origins_schema(environment) })), &[401, 500]),
                 },
             },
-            "/v1/widget/config": { "get": {
-                "summary": "What the widget page needs about a partner (public: no secret)",
-                "operationId": "widgetConfig",
-                "tags": ["Widget"],
-                "security": [],
-                "parameters": [{
-                    "name": "publicKey", "in": "query", "required": true,
-                    "description": "The partner's publishable key",
-                    "schema": { "type": "string", "minLength": 1 }
-                }],
-                "responses": responses(message_schema(json!({
-                    "partnerName": { "type": "string" },
-                    "environment": { "type": "string", "enum": ["sandbox", "production"] },
-                    "approved": { "type": "boolean", "description": "Sandbox widgets need no approval; production ones an operator's" },
-                    "widgetText": nullable_string,
-                    "widgetButtonURL": nullable_string,
-                    "widgetOrigins": { "type": "array", "items": { "type": "string" } },
-                    "coins": { "type": "array", "items": {
-                        "type": "object",
-                        "properties": { "symbol": { "type": "string" }, "name": { "type": "string" }, "chain": { "type": "string" } },
-                        "required": ["symbol", "name", "chain"],
-                    } },
-                })), &[400, 404, 500]),
-            } },
+            "/v1/widget/check": { "post": widget_check_route() },
+            "/v1/widget/config": { "get": widget_config_route() },
             "/openapi.json": { "get": {
                 "summary": "This document",
                 "operationId": "openapi",

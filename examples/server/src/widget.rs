@@ -247,6 +247,51 @@ pub async fn config(State(state): State<AppState>, RawQuery(query): RawQuery) ->
     }
 }
 
+/// POST /v1/widget/check[?target=url|script]: public, for the widget page. The body is the
+/// widget options with the partner's `publicKey`; the answer is `/v1/widget/validate`'s.
+/// Rate-limited per client address (429 with `Retry-After`).
+pub async fn public_check(
+    State(state): State<AppState>,
+    crate::ratelimit::ClientIp(ip): crate::ratelimit::ClientIp,
+    RawQuery(query): RawQuery,
+    body: Result<JsonObject, ApiError>,
+) -> Response {
+    if let Err(seconds) = state.public_limit.take(ip, std::time::Instant::now()) {
+        let message = format!("Too many requests, try again in {seconds} seconds");
+        let mut response = crate::error::message_response(StatusCode::TOO_MANY_REQUESTS, &message);
+        response.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(seconds));
+        return response;
+    }
+    let input = target(query.as_deref()).and_then(|t| {
+        let options = body?.into_fields()?;
+        let key = match options.get("publicKey") {
+            Some(Value::String(key)) => key.clone(),
+            Some(_) => return Err(ApiError::invalid("publicKey", "must be a string")),
+            None => return Err(ApiError::invalid("publicKey", "is required")),
+        };
+        Ok((t, key, options))
+    });
+    let (target, key, options) = match input {
+        Ok(input) => input,
+        Err(e) => return axum::response::IntoResponse::into_response(e),
+    };
+    let widget = state.widget.clone();
+    let checked = blocking(&state, ErrorKind::Internal, move |s| {
+        let Some(_) = s.partner_by_publishable_key(&key)? else {
+            return Err(ErrorKind::PartnerNotFound.into());
+        };
+        Ok(validate(&options, target, Some(s.config().environment), &widget))
+    })
+    .await;
+    match checked {
+        Ok(validation) => {
+            let valid = validation.is_valid();
+            body_response(StatusCode::OK, "Widget options checked.", Checked { valid, validation: &validation })
+        }
+        Err(e) => axum::response::IntoResponse::into_response(e),
+    }
+}
+
 fn now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }

@@ -877,6 +877,14 @@ async fn openapi_document_matches_the_running_app() {
     seen.note("get", config, &s.get(&format!("{config}?publicKey={public_key}"), None).await);
     seen.note("get", config, &s.get(&format!("{config}?publicKey=pk_sandbox_x"), None).await);
     seen.note("get", config, &s.get(config, None).await);
+    let check = "/v1/widget/check";
+    seen.note("post", check, &s.post(check, None, &json!({ "publicKey": public_key })).await);
+    seen.note("post", check, &s.post(check, None, &json!({ "publicKey": "pk_sandbox_x" })).await);
+    seen.note("post", check, &s.post(check, None, &json!({})).await);
+    seen.note("post", check, &s.post_raw(check, None, big.clone()).await);
+    for _ in 0..rampart_server::PUBLIC_RATE.1 {
+        seen.note("post", check, &s.post(check, None, &json!({ "publicKey": public_key })).await);
+    }
     for path in ["/v1/widget/validate", "/v1/widget/url", "/v1/widget/snippet"] {
         let snippet_ready = json!({ "environment": "sandbox", "targetContainerId": "w" });
         seen.note("post", path, &s.post(path, k, &snippet_ready).await);
@@ -1114,5 +1122,38 @@ async fn production_widgets_need_https_origins_and_an_operator_approval() {
     assert_eq!(s.get(&config, None).await.body["approved"], false);
     s.service.set_widget_approval("olga", &partner, true).unwrap();
     assert_eq!(s.get(&config, None).await.body["approved"], true);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn the_public_check_answers_as_validate_and_is_rate_limited_per_address() {
+    let s = Server::sandbox().await;
+    let (partner, key) = s.partner();
+    let public_key = s.service.partner(&partner).unwrap().publishable_key;
+    let options = json!({ "publicKey": public_key, "tokens": "btc", "amount": "4" });
+    let checked = s.post("/v1/widget/check", None, &options).await;
+    let validated = s.post("/v1/widget/validate", Some(&key), &options).await;
+    assert_eq!(checked.status, 200, "{}", checked.text);
+    assert_eq!(checked.body, validated.body, "the same result as /v1/widget/validate");
+    assert_eq!(checked.body["errors"][0]["code"], "amount_below_minimum");
+    s.post("/v1/widget/check", None, &json!({ "tokens": "btc" })).await.assert_error(400, "publicKey is required");
+    s.post("/v1/widget/check", None, &json!({ "publicKey": "pk_sandbox_nope" }))
+        .await
+        .assert_error(404, "Partner not found");
+    s.post("/v1/widget/check", None, &json!({ "publicKey": key })).await.assert_error(404, "Partner not found");
+    // 60 at once from one address, then a wait named in seconds.
+    let (per_minute, burst) = rampart_server::PUBLIC_RATE;
+    assert_eq!((per_minute, burst), (120, 60));
+    let mut refused = None;
+    for _ in 0..burst {
+        let r = s.post("/v1/widget/check", None, &json!({ "publicKey": public_key })).await;
+        if r.status == 429 {
+            refused = Some(r);
+            break;
+        }
+    }
+    let r = refused.expect("refused within the burst, counting the requests above");
+    assert_eq!(r.body, json!({ "message": "Too many requests, try again in 1 seconds", "code": 429 }));
+    assert_eq!(r.header("retry-after"), Some("1"));
     s.stop().await;
 }
