@@ -298,7 +298,14 @@ fn logo_option_for(brand: &str) -> String {
 /// Checks a root: an absolute https URL with a host and no credentials, query or fragment.
 fn parse_root(text: &str) -> Result<Url, ConfigError> {
     let url = Url::parse(text).map_err(|_| ConfigError::RootInvalid)?;
-    if url.scheme() != "https" {
+    // http only for the local machine: a development server (`make run`) serves its own widget.
+    let loopback = match url.host() {
+        Some(url::Host::Domain(d)) => d == "localhost",
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    if url.scheme() != "https" && !(url.scheme() == "http" && loopback) {
         return Err(ConfigError::RootNotHttps);
     }
     if url.host_str().is_none_or(str::is_empty) || url.cannot_be_a_base() {
@@ -336,7 +343,8 @@ impl WidgetConfig {
         Ok(WidgetConfig { production_root: production, sandbox_root: sandbox, ..WidgetConfig::default() })
     }
 
-    /// This configuration with another production root (an absolute https URL).
+    /// This configuration with another production root (an absolute https URL; http only on a
+    /// loopback host).
     pub fn with_production_root(mut self, root: &str) -> Result<WidgetConfig, ConfigError> {
         let url = parse_root(root)?;
         if url == self.sandbox_root {
@@ -346,7 +354,8 @@ impl WidgetConfig {
         Ok(self)
     }
 
-    /// This configuration with another sandbox root (an absolute https URL).
+    /// This configuration with another sandbox root (an absolute https URL; http only on a
+    /// loopback host).
     pub fn with_sandbox_root(mut self, root: &str) -> Result<WidgetConfig, ConfigError> {
         let url = parse_root(root)?;
         if url == self.production_root {
@@ -600,7 +609,9 @@ impl ConfigError {
     pub const fn message(self) -> &'static str {
         match self {
             ConfigError::RootInvalid => "A widget root must be an absolute URL with a host.",
-            ConfigError::RootNotHttps => "A widget root must use https.",
+            ConfigError::RootNotHttps => {
+                "A widget root must use https (http only for localhost or a loopback address)."
+            }
             ConfigError::RootExtras => "A widget root must not carry credentials, a query or a fragment.",
             ConfigError::RootsEqual => "The production and sandbox roots must differ.",
             ConfigError::DomainInvalid => "The domain must be a DNS name such as example.com.",
@@ -659,7 +670,11 @@ mod tests {
         assert_eq!(config.clone().with_production_root("https://a.example/?x=1").err(), Some(ConfigError::RootExtras));
         assert_eq!(config.clone().with_production_root("https://u:p@a.example").err(), Some(ConfigError::RootExtras));
         assert_eq!(config.clone().with_production_root(DEFAULT_SANDBOX_ROOT).err(), Some(ConfigError::RootsEqual));
-        assert!(config.with_sandbox_root("https://test.example/widget/").is_ok());
+        assert!(config.clone().with_sandbox_root("https://test.example/widget/").is_ok());
+        for local in ["http://127.0.0.1:8080/widget/", "http://localhost:3000/widget/", "http://[::1]:8080/widget/"] {
+            assert!(config.clone().with_sandbox_root(local).is_ok(), "{local}");
+        }
+        assert_eq!(config.with_sandbox_root("http://10.0.0.1/widget/").err(), Some(ConfigError::RootNotHttps));
         assert_eq!(WidgetConfig::with_domain("a/b").err(), Some(ConfigError::DomainInvalid));
         assert_eq!(WidgetConfig::with_domain("").err(), Some(ConfigError::DomainInvalid));
     }

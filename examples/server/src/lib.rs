@@ -26,6 +26,7 @@
 //! Every core call runs on tokio's blocking pool. One log line per request (method, matched
 //! route, status, latency); never a query string, body, header, code, key or QR code.
 
+pub mod assets;
 mod connections;
 mod error;
 mod handlers;
@@ -91,6 +92,8 @@ pub fn app_with_widget(service: Arc<Service>, widget: WidgetConfig) -> Router {
         .route("/healthz", get(handlers::healthz))
         .route("/openapi.json", get(handlers::openapi))
         .route("/v1/widget/config", get(widget::config))
+        .route("/widget/v1/rampart.js", get(assets::loader))
+        .route("/widget/v1/rampart.js.sri", get(assets::loader_sri))
         .route("/v1/widget/check", post(widget::public_check))
         .merge(partner_routes)
         .fallback(error::not_found)

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rampart_core::store::SqliteOptions;
+use rampart_core::widget::WidgetConfig;
 use rampart_core::{ContactId, Environment, KeyRing, PartnerCredentials, PartnerId, Service, SqliteStore};
 use serde_json::json;
 use tracing_subscriber::filter::Targets;
@@ -55,6 +56,12 @@ struct Cli {
     /// process) within this time.
     #[arg(long, env = "RAMPART_AUTH_CACHE_SECS", default_value_t = 1, value_parser = clap::value_parser!(u64).range(0..=60))]
     auth_cache_secs: u64,
+
+    /// The server's public base URL (`https://pay.example.com`): the widget's root is this +
+    /// `/widget/`, in the URLs, snippets and loader it hands out. Default `http://<listen>`
+    /// (a loopback or unspecified address reads as 127.0.0.1).
+    #[arg(long, env = "RAMPART_PUBLIC_URL")]
+    public_url: Option<String>,
 
     /// Client connections open at once; more wait in the listen backlog until one closes.
     /// Default: the open-files limit (`ulimit -n`) less a reserve of 64 plus 4 per core.
@@ -371,15 +378,50 @@ fn serve(cli: Cli) -> Result<(), Failure> {
         tracing::info!(%address, environment = environment.as_str(), db = %cli.db.display(), "listening");
         let limits = connection_limits(&cli);
         tracing::info!(max_connections = limits.max_connections, "connection limits");
-        let app = rampart_server::app(service);
+        let public_url = public_url(cli.public_url.as_deref(), address)?;
+        let widget = widget_config(&public_url, environment)?;
+        tracing::info!(public_url = %public_url, "widget root {}", widget.root(environment));
+        let app = rampart_server::app_with_widget(service, widget);
         rampart_server::serve_with(listener, app, limits, shutdown).await?;
         tracing::info!("stopped");
         Ok(())
     })
 }
 
-/// The one place a key is printed: to stdout, for the newcomer who just ran `make run`.
-fn print_demo(creds: &PartnerCredentials, address: std::net::SocketAddr) {
+/// The public base URL, without a trailing `/`: the flag's, else `http://<listen address>`.
+fn public_url(given: Option<&str>, address: std::net::SocketAddr) -> Result<String, Failure> {
+    let Some(given) = given else {
+        return Ok(format!("http://{}", reachable(address)));
+    };
+    let url = url::Url::parse(given).map_err(|_| format!("--public-url {given:?} is not an absolute URL"))?;
+    let ok = matches!(url.scheme(), "http" | "https")
+        && url.host_str().is_some_and(|h| !h.is_empty())
+        && url.username().is_empty()
+        && url.password().is_none()
+        && url.query().is_none()
+        && url.fragment().is_none();
+    if !ok {
+        return Err(
+            format!("--public-url {given:?} must be an http(s) URL without credentials, query or fragment").into()
+        );
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
+}
+
+/// The widget settings of a server whose public base URL is `public_url`: its environment's
+/// root is `<public_url>/widget/` (https, or http on a loopback host).
+fn widget_config(public_url: &str, environment: Environment) -> Result<WidgetConfig, Failure> {
+    let root = format!("{public_url}/widget/");
+    let config = WidgetConfig::default();
+    let config = match environment {
+        Environment::Production => config.with_production_root(&root),
+        Environment::Sandbox => config.with_sandbox_root(&root),
+    };
+    config.map_err(|e| format!("--public-url: the widget root {root} is refused: {}", e.message()).into())
+}
+
+/// An address a browser on this machine can open: an unspecified IP reads as loopback.
+fn reachable(address: std::net::SocketAddr) -> std::net::SocketAddr {
     let mut reach = address;
     if reach.ip().is_unspecified() {
         reach.set_ip(match reach {
@@ -387,6 +429,12 @@ fn print_demo(creds: &PartnerCredentials, address: std::net::SocketAddr) {
             std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
         });
     }
+    reach
+}
+
+/// The one place a key is printed: to stdout, for the newcomer who just ran `make run`.
+fn print_demo(creds: &PartnerCredentials, address: std::net::SocketAddr) {
+    let reach = reachable(address);
     let contact = uuid::Uuid::new_v4();
     println!("No partner yet: created a sandbox demo partner. Its secret key is shown only this once.");
     println!("  superuserId: {}", creds.partner_id);
@@ -544,6 +592,26 @@ mod tests {
         assert!(cli.master_key_file.is_none() && cli.command.is_none());
         assert!(!format!("{cli:?}").contains("top-secret"));
         assert_eq!(default_key_path(Path::new("./data/r.db")), PathBuf::from("./data/r.db.key"));
+    }
+
+    #[test]
+    fn public_url_gives_the_widget_root() {
+        let address: std::net::SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        assert_eq!(public_url(None, address).unwrap(), "http://127.0.0.1:8080");
+        assert_eq!(public_url(Some("https://pay.example.com/"), address).unwrap(), "https://pay.example.com");
+        assert_eq!(
+            public_url(Some("https://pay.example.com/rampart"), address).unwrap(),
+            "https://pay.example.com/rampart"
+        );
+        for bad in ["pay.example.com", "ftp://pay.example.com", "https://u:p@pay.example.com", "https://a.example/?x"] {
+            assert!(public_url(Some(bad), address).is_err(), "{bad}");
+        }
+        let sandbox = widget_config("http://127.0.0.1:8080", Environment::Sandbox).unwrap();
+        assert_eq!(sandbox.root(Environment::Sandbox).as_str(), "http://127.0.0.1:8080/widget/");
+        let production = widget_config("https://pay.example.com", Environment::Production).unwrap();
+        assert_eq!(production.root(Environment::Production).as_str(), "https://pay.example.com/widget/");
+        let refused = widget_config("http://pay.example.com", Environment::Production).unwrap_err().to_string();
+        assert!(refused.contains("http only for localhost or a loopback address"), "{refused}");
     }
 
     #[test]

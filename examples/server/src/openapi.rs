@@ -438,6 +438,23 @@ pub fn document_for(environment: Environment, widget: &WidgetConfig) -> Value {
             },
             "/v1/widget/check": { "post": widget_check_route() },
             "/v1/widget/config": { "get": widget_config_route() },
+            "/widget/v1/rampart.js": { "get": {
+                "summary": "The widget loader (Rampart.render); immutable, loadable with integrity and crossorigin",
+                "operationId": "widgetLoader",
+                "tags": ["Widget"],
+                "security": [],
+                "responses": { "200": { "description": "The loader script",
+                    "headers": { "Cache-Control": { "schema": { "type": "string", "const": "public, max-age=31536000, immutable" } } },
+                    "content": { "text/javascript": { "schema": { "type": "string" } } } } },
+            } },
+            "/widget/v1/rampart.js.sri": { "get": {
+                "summary": "The loader's subresource-integrity value, one line sha384-<base64>",
+                "operationId": "widgetLoaderSri",
+                "tags": ["Widget"],
+                "security": [],
+                "responses": { "200": { "description": "sha384-<base64>",
+                    "content": { "text/plain": { "schema": { "type": "string", "pattern": "^sha384-[A-Za-z0-9+/]{64}\\n$" } } } } },
+            } },
             "/openapi.json": { "get": {
                 "summary": "This document",
                 "operationId": "openapi",

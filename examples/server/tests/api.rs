@@ -1157,3 +1157,23 @@ async fn the_public_check_answers_as_validate_and_is_rate_limited_per_address() 
     assert_eq!(r.header("retry-after"), Some("1"));
     s.stop().await;
 }
+
+#[tokio::test]
+async fn the_loader_is_served_immutable_with_its_sri() {
+    use base64::Engine;
+    use sha2::Digest;
+    let s = Server::sandbox().await;
+    let r = s.get("/widget/v1/rampart.js", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("text/javascript; charset=utf-8"));
+    assert_eq!(r.header("cache-control"), Some("public, max-age=31536000, immutable"));
+    assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+    let committed = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../widget/dist/rampart.js")).unwrap();
+    assert_eq!(r.text.as_bytes(), &committed[..], "the binary serves the committed build");
+    let sri = s.get("/widget/v1/rampart.js.sri", None).await;
+    assert_eq!(sri.status, 200);
+    let want = format!("sha384-{}", base64::engine::general_purpose::STANDARD.encode(sha2::Sha384::digest(&committed)));
+    assert_eq!(sri.text.trim_end(), want);
+    assert_eq!(sri.text.lines().count(), 1);
+    s.stop().await;
+}
