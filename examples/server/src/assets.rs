@@ -6,6 +6,12 @@
 //!   with `integrity` and `crossorigin`.
 //! - `GET /widget/v1/rampart.js.sri`: one line, `sha384-<base64>`, for the `integrity`
 //!   attribute.
+//! - `GET /widget/` (the page a custom URL or the loader's iframe opens), `page.js` and
+//!   `page.css`. The page is tied to a partner by the `publicKey` of its query: its
+//!   `Content-Security-Policy` allows only the partner's registered origins to frame it
+//!   (`frame-ancestors`, plus the local machine in sandbox) and only this origin for scripts,
+//!   styles and requests. Without a known publishable key the answer is a short explanation
+//!   that no page may frame (`frame-ancestors 'none'`).
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -27,6 +33,104 @@ fn asset(body: &'static [u8], content_type: &'static str, immutable: bool) -> Re
         HeaderValue::from_static(if immutable { "public, max-age=31536000, immutable" } else { "no-cache" }),
     );
     response
+}
+
+/// The widget page's HTML shell, script and styles.
+pub const PAGE_HTML: &[u8] = include_bytes!("../../../widget/dist/index.html");
+/// The widget page's script.
+pub const PAGE_JS: &[u8] = include_bytes!("../../../widget/dist/page.js");
+/// The widget page's styles.
+pub const PAGE_CSS: &[u8] = include_bytes!("../../../widget/dist/page.css");
+
+/// What the page may load and who may frame it.
+fn page_csp(frame_ancestors: &str) -> String {
+    format!(
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
+         base-uri 'none'; form-action 'none'; {frame_ancestors}"
+    )
+}
+
+fn html(status: StatusCode, body: Vec<u8>, csp: &str) -> Response {
+    let mut response = (status, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("strict-origin-when-cross-origin"));
+    if let Ok(value) = HeaderValue::from_str(csp) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, value);
+    }
+    response
+}
+
+/// The answer when no partner goes with the page: a short explanation no page may frame.
+fn explanation(status: StatusCode, what: &str) -> Response {
+    let text = crate::widget_escape(what);
+    let body = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Rampart widget</title></head>\
+         <body><h1>This widget cannot open</h1><p>{text}</p></body></html>"
+    );
+    html(status, body.into_bytes(), &page_csp("frame-ancestors 'none'"))
+}
+
+/// GET /widget/?publicKey=...: the page, framed only by the partner's registered origins.
+pub async fn page(
+    axum::extract::State(state): axum::extract::State<crate::AppState>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
+) -> Response {
+    let key = match crate::input::Query::parse(query.as_deref())
+        .and_then(|q| Ok(q.get("publicKey")?.map(str::to_owned)))
+    {
+        Ok(Some(key)) => key,
+        Ok(None) => {
+            return explanation(
+                StatusCode::BAD_REQUEST,
+                "The widget URL has no publicKey: the page that links here must give the partner's publishable key.",
+            );
+        }
+        Err(_) => return explanation(StatusCode::BAD_REQUEST, "The widget URL is not well formed."),
+    };
+    let service = state.service.clone();
+    let found = tokio::task::spawn_blocking(move || service.partner_by_publishable_key(&key)).await;
+    match found {
+        Ok(Ok(Some(partner))) => {
+            let ancestors =
+                rampart_core::widget::origins::frame_ancestors(&partner.widget_origins, partner.environment);
+            html(StatusCode::OK, PAGE_HTML.to_vec(), &page_csp(&ancestors))
+        }
+        Ok(Ok(None)) => explanation(
+            StatusCode::NOT_FOUND,
+            "No partner of this environment has this publishable key: check the publicKey of the widget URL.",
+        ),
+        Ok(Err(e)) => {
+            tracing::error!(cause = ?e.cause().map(ToString::to_string), "widget page: partner lookup failed");
+            explanation(StatusCode::INTERNAL_SERVER_ERROR, "The widget is unavailable; try again later.")
+        }
+        Err(_) => explanation(StatusCode::INTERNAL_SERVER_ERROR, "The widget is unavailable; try again later."),
+    }
+}
+
+/// GET /widget (no slash): the page's files are relative to `/widget/`.
+pub async fn page_redirect(axum::extract::RawQuery(query): axum::extract::RawQuery) -> Response {
+    let location = match query {
+        Some(q) => format!("/widget/?{q}"),
+        None => "/widget/".to_owned(),
+    };
+    let mut response = StatusCode::PERMANENT_REDIRECT.into_response();
+    if let Ok(value) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    response
+}
+
+/// GET /widget/page.js
+pub async fn page_js() -> Response {
+    asset(PAGE_JS, "text/javascript; charset=utf-8", false)
+}
+
+/// GET /widget/page.css
+pub async fn page_css() -> Response {
+    asset(PAGE_CSS, "text/css; charset=utf-8", false)
 }
 
 /// GET /widget/v1/rampart.js

@@ -92,6 +92,10 @@ pub fn app_with_widget(service: Arc<Service>, widget: WidgetConfig) -> Router {
         .route("/healthz", get(handlers::healthz))
         .route("/openapi.json", get(handlers::openapi))
         .route("/v1/widget/config", get(widget::config))
+        .route("/widget", get(assets::page_redirect))
+        .route("/widget/", get(assets::page))
+        .route("/widget/page.js", get(assets::page_js))
+        .route("/widget/page.css", get(assets::page_css))
         .route("/widget/v1/rampart.js", get(assets::loader))
         .route("/widget/v1/rampart.js.sri", get(assets::loader_sri))
         .route("/v1/widget/check", post(widget::public_check))
@@ -101,6 +105,11 @@ pub fn app_with_widget(service: Arc<Service>, widget: WidgetConfig) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(log_request))
         .with_state(state)
+}
+
+/// Text made safe for HTML content and attribute values.
+pub(crate) fn widget_escape(text: &str) -> String {
+    rampart_core::widget::escape_html(text)
 }
 
 /// One line per request: method, matched route (never the query string), status, latency.

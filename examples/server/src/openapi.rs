@@ -224,6 +224,41 @@ fn widget_config_route() -> Value {
     })
 }
 
+/// `GET /widget/`: the page, framed only by the partner's registered origins.
+fn widget_page_route() -> Value {
+    let html =
+        |what: &str| json!({ "description": what, "content": { "text/html": { "schema": { "type": "string" } } } });
+    json!({
+        "summary": "The widget page a custom URL or the loader's iframe opens; options as the query (SPEC section 4)",
+        "operationId": "widgetPage",
+        "tags": ["Widget"],
+        "security": [],
+        "parameters": [{
+            "name": "publicKey", "in": "query", "required": true,
+            "description": "The partner's publishable key; the page's Content-Security-Policy frame-ancestors lists the \
+                partner's registered origins (and, in sandbox, http://localhost:* and http://127.0.0.1:*)",
+            "schema": { "type": "string" }
+        }],
+        "responses": {
+            "200": html("The page"),
+            "400": html("An explanation: the URL has no publicKey or is not well formed (frame-ancestors 'none')"),
+            "404": html("An explanation: no partner of this environment has this key (frame-ancestors 'none')"),
+            "500": html("An explanation: the store failed"),
+        },
+    })
+}
+
+/// A static file of the widget.
+fn static_route(id: &str, summary: &str, content_type: &str) -> Value {
+    json!({
+        "summary": summary,
+        "operationId": id,
+        "tags": ["Widget"],
+        "security": [],
+        "responses": { "200": { "description": summary, "content": { content_type: { "schema": { "type": "string" } } } } },
+    })
+}
+
 /// `POST /v1/widget/check`: public, rate-limited per client address.
 fn widget_check_route() -> Value {
     let mut answers = responses(
@@ -438,6 +473,9 @@ pub fn document_for(environment: Environment, widget: &WidgetConfig) -> Value {
             },
             "/v1/widget/check": { "post": widget_check_route() },
             "/v1/widget/config": { "get": widget_config_route() },
+            "/widget/": { "get": widget_page_route() },
+            "/widget/page.js": { "get": static_route("widgetPageScript", "The widget page's script", "text/javascript") },
+            "/widget/page.css": { "get": static_route("widgetPageStyles", "The widget page's styles", "text/css") },
             "/widget/v1/rampart.js": { "get": {
                 "summary": "The widget loader (Rampart.render); immutable, loadable with integrity and crossorigin",
                 "operationId": "widgetLoader",

@@ -1177,3 +1177,44 @@ async fn the_loader_is_served_immutable_with_its_sri() {
     assert_eq!(sri.text.lines().count(), 1);
     s.stop().await;
 }
+
+#[tokio::test]
+async fn the_widget_page_is_framed_only_by_the_partners_origins() {
+    let s = Server::sandbox().await;
+    let (partner, key) = s.partner();
+    let public_key = s.service.partner(&partner).unwrap().publishable_key;
+    s.post("/v1/users/widgetOrigins", Some(&key), &json!({ "widgetOrigins": ["https://shop.example"] })).await;
+    let r = s.get(&format!("/widget/?publicKey={public_key}&tokens=btc"), None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    let committed = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../widget/dist/index.html")).unwrap();
+    assert_eq!(r.text.as_bytes(), &committed[..]);
+    assert_eq!(
+        r.header("content-security-policy"),
+        Some(
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
+             base-uri 'none'; form-action 'none'; \
+             frame-ancestors https://shop.example http://localhost:* http://127.0.0.1:*"
+        )
+    );
+    for (path, file, content_type) in [
+        ("/widget/page.js", "page.js", "text/javascript; charset=utf-8"),
+        ("/widget/page.css", "page.css", "text/css; charset=utf-8"),
+    ] {
+        let r = s.get(path, None).await;
+        assert_eq!((r.status, r.header("content-type")), (200, Some(content_type)));
+        let built = std::fs::read(format!("{}/../../widget/dist/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        assert_eq!(r.text.as_bytes(), &built[..]);
+    }
+    // No known publishable key: an explanation nobody may frame.
+    for (query, status) in [("", 400), ("?publicKey=pk_sandbox_nope", 404), (&*format!("?publicKey={key}"), 404)] {
+        let r = s.get(&format!("/widget/{query}"), None).await;
+        assert_eq!(r.status, status, "{query}");
+        assert!(r.header("content-security-policy").unwrap().ends_with("frame-ancestors 'none'"));
+        assert!(r.text.contains("This widget cannot open") && !r.text.contains(&key));
+    }
+    // /widget keeps the query on its way to /widget/.
+    let r = s.send(s.client.get(s.url(&format!("/widget?publicKey={public_key}&a=1")))).await;
+    assert_eq!((r.status, r.header("content-type")), (200, Some("text/html; charset=utf-8")), "followed the redirect");
+    s.stop().await;
+}

@@ -1,0 +1,586 @@
+// The widget page (SPEC 6.3, up to the receive address): reads the options from its query,
+// loads the partner's public config, asks the server to check the options, and walks the person
+// through home, coin, amount and receive address to a summary with the canonical URL of their
+// choices. Every rule is the server's (`POST /v1/widget/check`); the page shows what it answers.
+
+import { check, getConfig, type Check, type Config, type Failure, type Fetch, type Issue, type Outcome } from "./api";
+import { builder, clear, type Child } from "./dom";
+import {
+  CURRENCIES,
+  initialSelection,
+  issuesAt,
+  makePlan,
+  nextStep,
+  previousStep,
+  summaryUrl,
+  type Plan,
+  type Selection,
+  type Step,
+} from "./flow";
+import { Messenger, type PageWindow, type ScreenName } from "./messenger";
+import { originAllowed } from "./origin";
+import { canonicalUrl, parseQuery, type Options } from "./query";
+
+/** The core's defaults (core/src/widget/config.rs), shown when the options give none. */
+export const DEFAULT_CLIENT_NAME = "Rampart Widget";
+export const DEFAULT_HOME_SCREEN_MESSAGE = "Buy crypto with your card or bank transfer in minutes.";
+
+export const NOT_APPROVED_MESSAGE = "This widget is not approved for production yet.";
+
+/** What the page runs against: the browser, or a test's fakes. */
+export interface Env {
+  window: PageWindow & { ResizeObserver?: unknown };
+  document: Document;
+  location: { href: string; origin: string; pathname: string; search: string };
+  fetch: Fetch;
+  clipboard?: { writeText(text: string): Promise<void> };
+}
+
+type Screen =
+  | { name: "home" }
+  | { name: Step }
+  | { name: "problem"; report: ScreenName | null; title: string; body: Child[]; issues?: Issue[]; retry?: () => void; alert?: boolean };
+
+export class App {
+  private readonly env: Env;
+  private readonly h: ReturnType<typeof builder>;
+  private readonly messenger: Messenger;
+  private readonly root: HTMLElement;
+  private readonly main: HTMLElement;
+  private readonly status: HTMLElement;
+  private readonly bar: HTMLElement;
+  private options: Options = {};
+  private config: Config | null = null;
+  private plan: Plan | null = null;
+  private selection: Selection = { coin: "", currency: "usd", amount: "5", addresses: {} };
+  private screen: Screen = { name: "home" };
+  /** Issues shown next to a field, by path, from the last check of that field. */
+  private fieldIssues: Issue[] = [];
+  /** An async failure shown on the current step (role="alert"). */
+  private stepFailure = "";
+  private busy = false;
+  private loading = true;
+  private reported: ScreenName | null = null;
+  /** After an `error` envelope: nothing more is posted. */
+  private silenced = false;
+  /** Embedded by a page that may not embed it: the explanation stays, nothing else runs. */
+  private halted = false;
+  /** Elements of the current screen that focus moves to. */
+  private refs: { h1?: HTMLElement; invalid?: HTMLElement; primary?: HTMLElement; link?: HTMLInputElement } = {};
+
+  constructor(env: Env) {
+    this.env = env;
+    const doc = env.document;
+    this.h = builder(doc);
+    // Listen for the loader's hello at once: before the page's load event.
+    this.messenger = new Messenger(env.window, () => this.connect());
+    const h = this.h;
+    this.bar = h("header", { class: "bar" });
+    this.main = h("main", { class: "screen", id: "main" });
+    this.status = h("div", { class: "visually-hidden", role: "status", "aria-live": "polite" });
+    this.root = doc.getElementById("app") || doc.body.appendChild(h("div", { id: "app" }));
+    this.root.setAttribute("class", "app");
+    clear(this.root);
+    this.root.appendChild(this.bar);
+    this.root.appendChild(this.main);
+    this.root.appendChild(this.status);
+    const Observer = env.window.ResizeObserver as (new (fn: () => void) => { observe(el: Element): void }) | undefined;
+    if (typeof Observer === "function") new Observer(() => this.measure()).observe(this.root);
+  }
+
+  /** Reads the query and loads. */
+  start(): void {
+    try {
+      this.options = parseQuery(this.env.location.search);
+    } catch {
+      this.options = {};
+      this.show(this.problem(null, "This widget address cannot be read", ["A parameter in the page address is not valid UTF-8 text, so the options cannot be read. The site that links here must percent-encode its parameters as UTF-8."]));
+      return;
+    }
+    if (this.options.darkTheme === true) this.env.document.documentElement.setAttribute("data-theme", "dark");
+    this.env.document.title = this.clientName() + ": buy crypto";
+    this.show({ name: "home" });
+    if (typeof this.options.publicKey !== "string" || !this.options.publicKey) {
+      this.loading = false;
+      this.show(this.problem(null, "This widget has no key", [
+        this.field("publicKey"),
+        ": the page address has none. The site that links here must give its publishable key (pk_sandbox_... or pk_production_...); the legacy apiKey alone cannot load the widget.",
+      ]));
+      return;
+    }
+    void this.loadConfig();
+  }
+
+  private clientName(): string {
+    const name = this.options.clientName;
+    return typeof name === "string" && name.trim() ? name : this.config ? this.config.partnerName : DEFAULT_CLIENT_NAME;
+  }
+
+  private root_(): string {
+    return this.env.location.origin + this.env.location.pathname;
+  }
+
+  // ---- loading -------------------------------------------------------------------------
+
+  private async loadConfig(): Promise<void> {
+    this.loading = true;
+    this.show({ name: "home" });
+    const answer = await getConfig(this.env.fetch, this.options.publicKey as string);
+    if (!answer.ok) {
+      this.loading = false;
+      if (answer.failure.kind === "not_found") {
+        this.show(this.problem(null, "Unknown widget key", [
+          this.field("publicKey"),
+          ": " + answer.failure.message + ". No partner on this server has the publishable key in this page's address. The site that embedded the widget must use its own key, for this environment.",
+        ]));
+      } else {
+        this.show(this.failed(answer.failure, "Could not load the widget", () => void this.loadConfig()));
+      }
+      return;
+    }
+    this.config = answer.value;
+    this.env.document.title = this.clientName() + ": buy crypto";
+    this.connect();
+    if (this.halted) return;
+    if (!this.config.approved) {
+      this.loading = false;
+      this.show(this.problem("not_approved", "Not available yet", [
+        "This widget is for production and the operator has not approved it yet. No purchase can be made until it is approved; the site owner can ask the operator to approve the widget for this partner.",
+      ]));
+      return;
+    }
+    await this.checkOptions();
+  }
+
+  private async checkOptions(): Promise<void> {
+    const config = this.config as Config;
+    this.loading = true;
+    this.show({ name: "home" });
+    const answer = await check(this.env.fetch, this.options);
+    this.loading = false;
+    if (!answer.ok) {
+      this.show(this.failed(answer.failure, "Could not check the widget options", () => void this.checkOptions()));
+      return;
+    }
+    const plan = makePlan(this.options, config, answer.value);
+    this.plan = plan;
+    this.selection = initialSelection(this.options, plan);
+    this.fieldIssues = plan.fieldIssues;
+    if (plan.fatal.length || !plan.choices.length) {
+      this.show(this.problem("options_invalid", "The widget is set up wrongly", [
+        "The site that embedded the widget gave options it cannot use. The site owner must fix them:",
+      ], plan.fatal.concat(plan.warnings)));
+      return;
+    }
+    this.show({ name: plan.first });
+  }
+
+  // ---- the conversation with the loader ----------------------------------------------------
+
+  /** Runs when the hello arrives and when the config arrives: decides once both are in. */
+  private connect(): void {
+    const config = this.config;
+    if (!config || this.messenger.link !== "waiting") return;
+    const link = this.messenger.connect((origin) => originAllowed(origin, config.widgetOrigins, config.environment));
+    if (link === "refused") {
+      this.loading = false;
+      this.show(this.problem(null, "This site may not embed the widget", [
+        "The page showing this widget is not registered for this partner, so the widget does not work here. The site owner can register the page's origin (scheme, host and port) in ",
+        this.field("widgetOrigins"),
+        ".",
+      ]));
+      this.halted = true;
+      return;
+    }
+    if (link !== "connected") return;
+    if (!config.approved) {
+      this.messenger.error("not_approved", NOT_APPROVED_MESSAGE);
+      this.silenced = true;
+      return;
+    }
+    this.messenger.ready(canonicalUrl(this.root_(), this.options, config.coins.map((c) => c.symbol)));
+    this.reported = null;
+    this.report();
+  }
+
+  private report(): void {
+    if (this.silenced) return;
+    const s = this.screen;
+    const name: ScreenName | null = s.name === "problem" ? s.report : s.name;
+    if (name && name !== this.reported) {
+      this.reported = name;
+      this.messenger.screen(name);
+    }
+    this.measure();
+  }
+
+  private measure(): void {
+    if (!this.silenced) this.messenger.resize(this.root.offsetHeight);
+  }
+
+  // ---- screens --------------------------------------------------------------------------
+
+  /** Renders `screen`. With `focus` (after the person acted): focus moves to the first field
+   * in error, else to the heading of a new screen, else to the primary button. */
+  private show(screen: Screen, focus = false): void {
+    if (this.halted) return;
+    const changed = screen.name !== this.screen.name;
+    this.screen = screen;
+    this.refs = {};
+    this.renderBar();
+    clear(this.main);
+    for (const node of this.content(screen)) if (node) this.main.appendChild(node as Node);
+    if (focus) {
+      const target = this.refs.invalid || (changed ? this.refs.h1 : this.refs.primary || this.refs.h1);
+      if (target) target.focus();
+    }
+    this.report();
+  }
+
+  private go(screen: Step | "home"): void {
+    this.stepFailure = "";
+    this.show({ name: screen }, true);
+  }
+
+  private renderBar(): void {
+    const h = this.h;
+    clear(this.bar);
+    const logo = this.options.showRampartLogo === true;
+    this.bar.appendChild(
+      logo
+        ? h("span", { class: "logo" }, h("span", { class: "logo-mark", "aria-hidden": "true" }), "Rampart")
+        : h("span", { class: "brand" }, "Buy Crypto"),
+    );
+    if (this.config && this.config.environment === "sandbox") {
+      this.bar.appendChild(h("span", { class: "badge", title: "Sandbox: test mode, no real money moves" }, "Sandbox"));
+    }
+  }
+
+  private content(screen: Screen): Child[] {
+    switch (screen.name) {
+      case "home":
+        return this.home();
+      case "coin":
+        return this.coinScreen();
+      case "amount":
+        return this.amountScreen();
+      case "address":
+        return this.addressScreen();
+      case "summary":
+        return this.summaryScreen();
+      default:
+        return this.problemScreen(screen);
+    }
+  }
+
+  private heading(text: string): HTMLElement {
+    return (this.refs.h1 = this.h("h1", { tabindex: "-1" }, text));
+  }
+
+  private field(path: string): HTMLElement {
+    return this.h("code", { class: "path" }, path);
+  }
+
+  private issue(issue: Issue): HTMLElement {
+    const h = this.h;
+    return h(
+      "li",
+      null,
+      this.field(issue.path || "options"),
+      ": " + issue.message,
+      issue.value ? h("span", { class: "value" }, " (given: ", h("code", null, issue.value), ")") : null,
+      issue.suggestion ? " Did you mean " : null,
+      issue.suggestion ? h("code", null, issue.suggestion) : null,
+      issue.suggestion ? "?" : null,
+    );
+  }
+
+  private home(): Child[] {
+    const h = this.h;
+    const message = typeof this.options.homeScreenMessage === "string" && this.options.homeScreenMessage ? this.options.homeScreenMessage : DEFAULT_HOME_SCREEN_MESSAGE;
+    const out: Child[] = [this.heading(this.clientName()), h("p", { class: "lead" }, message)];
+    if (this.loading) {
+      out.push(h("p", { class: "loading", role: "status", "aria-busy": "true" }, h("span", { class: "spinner", "aria-hidden": "true" }), "Loading…"));
+    } else if (this.plan) {
+      out.push(
+        h("p", null, "Choose a coin and an amount, and where you want to receive it."),
+        h("div", { class: "actions" }, h("button", { type: "button", class: "primary", onclick: () => this.go(nextStep(this.plan as Plan, this.selection, "home")) }, "Start")),
+      );
+    }
+    return out;
+  }
+
+  /** The actions row: Back (when there is somewhere to go back to) and the primary button. */
+  private actions(step: Step, primary: string): HTMLElement {
+    const h = this.h;
+    const back = previousStep(this.plan as Plan, this.selection, step);
+    return h(
+      "div",
+      { class: "actions" },
+      back ? h("button", { type: "button", class: "secondary", onclick: () => this.go(back) }, "Back") : null,
+      (this.refs.primary = h("button", { type: "submit", class: "primary" }, primary)),
+    );
+  }
+
+  private failureNode(): Child {
+    return this.stepFailure ? this.h("p", { class: "error", role: "alert" }, this.stepFailure) : null;
+  }
+
+  private form(step: Step, onSubmit: () => void, ...children: Child[]): HTMLElement {
+    return this.h(
+      "form",
+      {
+        novalidate: true,
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          if (!this.busy) onSubmit();
+        },
+      },
+      children,
+      this.failureNode(),
+      this.actions(step, step === "summary" ? "Copy link" : "Continue"),
+    );
+  }
+
+  private coinScreen(): Child[] {
+    const h = this.h;
+    const plan = this.plan as Plan;
+    const list = plan.choices.map((coin) => {
+      const id = "coin-" + coin.symbol;
+      return h(
+        "li",
+        null,
+        h("input", {
+          type: "radio",
+          name: "coin",
+          id,
+          value: coin.symbol,
+          checked: coin.symbol === this.selection.coin,
+          onchange: () => {
+            this.selection.coin = coin.symbol;
+          },
+        }),
+        h("label", { for: id }, h("span", { class: "coin-name" }, coin.name), h("span", { class: "coin-meta" }, coin.symbol.toUpperCase() + (coin.chain ? " · " + coin.chain : ""))),
+      );
+    });
+    return [
+      this.heading("Choose a coin"),
+      this.form(
+        "coin",
+        () => this.go(nextStep(plan, this.selection, "coin")),
+        h("fieldset", null, h("legend", { class: "visually-hidden" }, "Coin"), h("ul", { class: "coins" }, list)),
+      ),
+    ];
+  }
+
+  /** An input with its label and, when the last check found problems, the linked errors. */
+  private input(id: string, path: string, label: Child[], value: string, onInput: (value: string) => void, extra: { [name: string]: string } = {}): Child[] {
+    const h = this.h;
+    const issues = issuesAt(this.fieldIssues, path);
+    const errorId = id + "-error";
+    const field = h("input", {
+        id,
+        name: path,
+        type: "text",
+        value,
+        autocomplete: "off",
+        "aria-invalid": issues.length ? "true" : null,
+        "aria-describedby": issues.length ? errorId : null,
+        oninput: (event: Event) => onInput((event.target as HTMLInputElement).value),
+        ...extra,
+      });
+    if (issues.length && !this.refs.invalid) this.refs.invalid = field;
+    return [
+      h("label", { for: id }, label),
+      field,
+      issues.length ? h("ul", { class: "error", id: errorId }, issues.map((issue) => this.issue(issue))) : null,
+    ];
+  }
+
+  private amountScreen(): Child[] {
+    const h = this.h;
+    const plan = this.plan as Plan;
+    const sel = this.selection;
+    const currency = plan.locked.currency
+      ? null
+      : h(
+          "div",
+          { class: "field" },
+          h("label", { for: "currency" }, "Currency"),
+          h(
+            "select",
+            { id: "currency", name: "currencies", onchange: (event: Event) => (sel.currency = (event.target as HTMLSelectElement).value) },
+            CURRENCIES.map((code) => h("option", { value: code, selected: code === sel.currency }, code.toUpperCase())),
+          ),
+        );
+    return [
+      this.heading("How much do you want to spend?"),
+      this.form(
+        "amount",
+        () => void this.submitAmount(),
+        h("div", { class: "row" },
+          h("div", { class: "field grow" }, this.input("amount", "amount", ["Amount", plan.locked.currency ? " (" + sel.currency.toUpperCase() + ")" : null], sel.amount, (v) => (sel.amount = v), { inputmode: "decimal" })),
+          currency,
+        ),
+        this.coinLine(),
+      ),
+    ];
+  }
+
+  private coinName(symbol: string): string {
+    const coin = (this.config as Config).coins.filter((c) => c.symbol === symbol)[0];
+    return coin ? coin.name : symbol.toUpperCase();
+  }
+
+  private coinLine(): Child {
+    return this.selection.coin ? this.h("p", { class: "muted" }, "Coin: " + this.coinName(this.selection.coin) + " (" + this.selection.coin.toUpperCase() + ")") : null;
+  }
+
+  private addressScreen(): Child[] {
+    const h = this.h;
+    const sel = this.selection;
+    const coin = (this.config as Config).coins.filter((c) => c.symbol === sel.coin)[0];
+    const name = coin ? coin.name : sel.coin.toUpperCase();
+    return [
+      this.heading("Where should we send your " + name + "?"),
+      this.form(
+        "address",
+        () => void this.submitAddress(),
+        h("div", { class: "field" },
+          this.input(
+            "address",
+            "receiveAddress." + sel.coin,
+            ["Your " + name + " (" + sel.coin.toUpperCase() + ") address" + (coin ? " on " + coin.chain : "")],
+            sel.addresses[sel.coin] || "",
+            (v) => (sel.addresses[sel.coin] = v),
+            { spellcheck: "false", autocapitalize: "off", class: "mono" },
+          ),
+        ),
+        h("p", { class: "muted" }, "Amount: " + sel.amount + " " + sel.currency.toUpperCase()),
+      ),
+    ];
+  }
+
+  private summaryScreen(): Child[] {
+    const h = this.h;
+    const plan = this.plan as Plan;
+    const sel = this.selection;
+    const url = summaryUrl(this.root_(), this.options, sel, this.config as Config);
+    const change = (step: Step, what: string): Child =>
+      plan.mode === "oneScreenCheckout" || (step === "coin" && (plan.locked.coin || plan.choices.length < 2)) || (step === "amount" && plan.locked.amount) || (step === "address" && plan.locked.address && plan.addressCoin === sel.coin)
+        ? null
+        : h("button", { type: "button", class: "link", "aria-label": "Change " + what, onclick: () => this.go(step) }, "Change");
+    const row = (term: string, value: Child, edit: Child): Child[] => [h("dt", null, term), h("dd", null, value, edit)];
+    return [
+      this.heading("Your purchase"),
+      plan.mode === "oneScreenCheckout" ? h("p", { class: "muted" }, "Set by " + this.clientName() + ".") : null,
+      h(
+        "dl",
+        { class: "summary" },
+        row("Coin", this.coinName(sel.coin) + " (" + sel.coin.toUpperCase() + ")", change("coin", "the coin")),
+        row("Amount", sel.amount + " " + sel.currency.toUpperCase(), change("amount", "the amount")),
+        row("Receive address", h("span", { class: "mono" }, sel.addresses[sel.coin] || ""), change("address", "the receive address")),
+      ),
+      this.form(
+        "summary",
+        () => this.copy(url),
+        h("div", { class: "field" },
+          h("label", { for: "link" }, "Link to this purchase"),
+          (this.refs.link = h("input", { id: "link", type: "text", readonly: true, value: url, class: "mono", "aria-describedby": "link-hint" }) as HTMLInputElement),
+          h("p", { id: "link-hint", class: "muted" }, "Opens the widget on these choices. Sign-in and payment follow in the widget."),
+        ),
+      ),
+    ];
+  }
+
+  private problemScreen(screen: Extract<Screen, { name: "problem" }>): Child[] {
+    const h = this.h;
+    return [
+      this.heading(screen.title),
+      h("div", { role: screen.alert ? "alert" : null }, h("p", null, screen.body)),
+      screen.issues && screen.issues.length ? h("ul", { class: "issues" }, screen.issues.map((issue) => this.issue(issue))) : null,
+      screen.retry ? h("div", { class: "actions" }, h("button", { type: "button", class: "primary", onclick: screen.retry }, "Try again")) : null,
+    ];
+  }
+
+  private problem(report: ScreenName | null, title: string, body: Child[], issues?: Issue[]): Screen {
+    return { name: "problem", report, title, body, issues };
+  }
+
+  /** The explanation of a failed request, with a retry control. */
+  private failed(failure: Failure, title: string, retry: () => void): Screen {
+    return { name: "problem", report: "retry", title, body: [this.failureText(failure)], retry, alert: true };
+  }
+
+  private failureText(failure: Failure): string {
+    switch (failure.kind) {
+      case "rate_limited":
+        return "Too many requests from this network. Wait " + failure.seconds + " second" + (failure.seconds === 1 ? "" : "s") + ", then try again.";
+      case "network":
+        return "The widget could not reach its server. Check your connection, then try again.";
+      default:
+        return "The server answered: " + failure.message;
+    }
+  }
+
+  // ---- the steps' checks ------------------------------------------------------------------
+
+  /** Asks the server about a part; shows its issues next to the field or moves on. */
+  private async submitPart(step: Step, options: Options, path: string): Promise<void> {
+    this.busy = true;
+    this.stepFailure = "";
+    // The form stays (focus stays in it); the button says what is happening.
+    const button = this.refs.primary;
+    if (button) {
+      button.setAttribute("aria-disabled", "true");
+      button.textContent = "Checking…";
+    }
+    this.status.textContent = "Checking…";
+    let answer: Outcome<Check>;
+    try {
+      answer = await check(this.env.fetch, { publicKey: this.options.publicKey, ...options });
+    } finally {
+      this.busy = false;
+    }
+    this.status.textContent = "";
+    if (!answer.ok) {
+      this.stepFailure = this.failureText(answer.failure);
+      this.show({ name: step }, true);
+      return;
+    }
+    const issues = answer.value.errors.filter((issue) => issue.path === path);
+    this.fieldIssues = this.fieldIssues.filter((issue) => issue.path !== path).concat(issues);
+    if (issues.length) {
+      this.show({ name: step }, true);
+      return;
+    }
+    this.go(nextStep(this.plan as Plan, this.selection, step));
+  }
+
+  private submitAmount(): Promise<void> {
+    const sel = this.selection;
+    return this.submitPart("amount", { amount: sel.amount, currencies: sel.currency }, "amount");
+  }
+
+  private submitAddress(): Promise<void> {
+    const sel = this.selection;
+    return this.submitPart("address", { tokens: sel.coin, receiveAddress: { [sel.coin]: sel.addresses[sel.coin] || "" } }, "receiveAddress." + sel.coin);
+  }
+
+  private copy(url: string): void {
+    const done = (text: string): void => {
+      this.status.textContent = text;
+    };
+    const field = this.refs.link;
+    const fallback = (): void => {
+      if (field) {
+        field.focus();
+        field.select();
+      }
+      done("Select the link and copy it.");
+    };
+    const clipboard = this.env.clipboard;
+    if (clipboard) clipboard.writeText(url).then(() => done("Link copied."), fallback);
+    else fallback();
+  }
+}

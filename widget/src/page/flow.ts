@@ -1,0 +1,170 @@
+// The screen logic, pure: from the options, the partner's config and the server's check of the
+// options, which parts the person is asked for and in what order. No option rule lives here:
+// which options are wrong, and the mode, are the server's answer.
+//
+// - standard: home, then choose coin (when there is more than one), amount, receive address,
+//   summary; every part prefilled from the options and editable.
+// - oneScreenCheckout (exactly one token, its receive address and an amount): straight to the
+//   summary, every part read-only.
+// - incomplete (two of the three given): only the missing part is asked, then the summary; the
+//   given parts are read-only. With the token missing, a coin other than the one the address was
+//   given for also needs its address.
+
+import type { Check, Coin, Config, Issue } from "./api";
+import { canonicalUrl, type Options } from "./query";
+
+export type Step = "coin" | "amount" | "address" | "summary";
+
+/** The currencies the amount screen offers when the options fix none. */
+export const CURRENCIES = ["usd", "eur", "gbp"];
+/** The amount when the options give none (the core's default, the minimum). */
+export const DEFAULT_AMOUNT = "5";
+
+export interface Plan {
+  /** The check's mode kind: "standard", "oneScreenCheckout" or "incomplete". */
+  mode: string;
+  /** Parts given by the options and not editable. */
+  locked: { coin: boolean; amount: boolean; address: boolean; currency: boolean };
+  /** The coin the locked address was given for ("" when none). */
+  addressCoin: string;
+  /** The coins the person may choose from. */
+  choices: Coin[];
+  /** Errors in the options the person cannot fix here (the partner must). */
+  fatal: Issue[];
+  /** Errors the person can fix, shown next to their field. */
+  fieldIssues: Issue[];
+  warnings: Issue[];
+  /** Where the page opens once the check is in. */
+  first: "home" | Step;
+}
+
+/** What the person chose (or the options gave). */
+export interface Selection {
+  coin: string;
+  currency: string;
+  amount: string;
+  addresses: { [coin: string]: string };
+}
+
+function text(options: Options, name: string): string | undefined {
+  const value = options[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+function addressMap(options: Options): { [coin: string]: string } {
+  const given = options.receiveAddress;
+  const out: { [coin: string]: string } = {};
+  if (typeof given === "object" && given !== null && !Array.isArray(given)) {
+    const map = given as { [coin: string]: unknown };
+    for (const coin of Object.keys(map)) if (typeof map[coin] === "string") out[coin] = map[coin] as string;
+  }
+  return out;
+}
+
+/** The coins on offer: those in `tokens` that the registry has (in `tokens` order), else all. */
+export function coinChoices(options: Options, config: Config): Coin[] {
+  const tokens = text(options, "tokens");
+  if (tokens === undefined) return config.coins.slice();
+  const out: Coin[] = [];
+  for (const symbol of tokens.split(",")) {
+    const coin = config.coins.filter((c) => c.symbol === symbol)[0];
+    if (coin && out.indexOf(coin) < 0) out.push(coin);
+  }
+  return out;
+}
+
+/** The plan for these options, from the server's check of them. */
+export function makePlan(options: Options, config: Config, checked: Check): Plan {
+  const mode = checked.mode.kind;
+  const missing = checked.mode.missing;
+  const one = mode === "oneScreenCheckout";
+  const incomplete = mode === "incomplete";
+  const locked = {
+    coin: one || (incomplete && missing !== "tokens"),
+    amount: one || (incomplete && missing !== "amount"),
+    address: one || (incomplete && missing !== "receiveAddress"),
+    currency: false,
+  };
+  locked.currency = locked.amount || text(options, "currencies") !== undefined;
+  const addresses = Object.keys(addressMap(options));
+  const addressCoin = locked.address && addresses.length === 1 ? addresses[0] : "";
+  const fixable = (issue: Issue): boolean =>
+    (issue.path === "amount" && issue.code.indexOf("amount_") === 0 && !locked.amount) ||
+    (issue.path.indexOf("receiveAddress.") === 0 && issue.code.indexOf("address_") === 0 && !locked.address);
+  const plan: Plan = {
+    mode,
+    locked,
+    addressCoin,
+    choices: coinChoices(options, config),
+    fatal: checked.errors.filter((issue) => !fixable(issue)),
+    fieldIssues: checked.errors.filter(fixable),
+    warnings: checked.warnings.slice(),
+    first: "home",
+  };
+  if (mode !== "standard") plan.first = steps(plan, initialSelection(options, plan))[0];
+  return plan;
+}
+
+/** The starting selection: the options' values, or the first coin, usd and 5. */
+export function initialSelection(options: Options, plan: Pick<Plan, "choices" | "addressCoin">): Selection {
+  const tokens = text(options, "tokens");
+  const addresses = addressMap(options);
+  const given = Object.keys(addresses).filter((coin) => plan.choices.some((c) => c.symbol === coin));
+  let coin = plan.choices.length ? plan.choices[0].symbol : "";
+  if (tokens !== undefined && tokens.indexOf(",") < 0 && plan.choices.some((c) => c.symbol === tokens)) coin = tokens;
+  else if (plan.addressCoin) coin = plan.addressCoin;
+  else if (tokens === undefined && given.length === 1) coin = given[0];
+  return {
+    coin,
+    currency: text(options, "currencies") || "usd",
+    amount: text(options, "amount") || DEFAULT_AMOUNT,
+    addresses,
+  };
+}
+
+/** The screens still to go through for this selection, ending with the summary. */
+export function steps(plan: Pick<Plan, "locked" | "choices" | "addressCoin">, selection: Selection): Step[] {
+  const out: Step[] = [];
+  if (!plan.locked.coin && plan.choices.length > 1) out.push("coin");
+  if (!plan.locked.amount) out.push("amount");
+  if (!plan.locked.address || plan.addressCoin !== selection.coin) out.push("address");
+  out.push("summary");
+  return out;
+}
+
+/** The screen after `current`. */
+export function nextStep(plan: Plan, selection: Selection, current: "home" | Step): Step {
+  const list = steps(plan, selection);
+  const at = current === "home" ? -1 : list.indexOf(current);
+  return list[Math.min(at + 1, list.length - 1)];
+}
+
+/** The screen before `current`: the previous step, home in standard mode, or null. */
+export function previousStep(plan: Plan, selection: Selection, current: Step): "home" | Step | null {
+  const list = steps(plan, selection);
+  const at = list.indexOf(current);
+  if (at > 0) return list[at - 1];
+  return plan.mode === "standard" ? "home" : null;
+}
+
+/** Errors for one field (`amount`, `receiveAddress.btc`). */
+export function issuesAt(issues: readonly Issue[], path: string): Issue[] {
+  return issues.filter((issue) => issue.path === path);
+}
+
+/** The options of this selection, as a one-screen checkout (one token, its address, the
+ * amount), on top of the partner's other options. */
+export function selectionOptions(options: Options, selection: Selection): Options {
+  const out: Options = {};
+  for (const key of Object.keys(options)) out[key] = options[key];
+  out.tokens = selection.coin;
+  out.receiveAddress = { [selection.coin]: selection.addresses[selection.coin] || "" };
+  out.amount = selection.amount;
+  if (text(options, "currencies") !== undefined || selection.currency !== "usd") out.currencies = selection.currency;
+  return out;
+}
+
+/** The canonical URL that opens the widget on this selection (one-screen checkout). */
+export function summaryUrl(root: string, options: Options, selection: Selection, config: Config): string {
+  return canonicalUrl(root, selectionOptions(options, selection), config.coins.map((c) => c.symbol));
+}
