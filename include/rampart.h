@@ -921,6 +921,62 @@ rampart_status rampart_service_widget_button_url(const struct rampart_service *s
                                                  char **out_url);
 
 /**
+ * Replace the origins allowed to embed a partner's widget (SPEC section 6.2).
+ * `origins_json` is a JSON array of strings, each `http(s)://host[:port]` (no path, query,
+ * credentials or wildcard): at most 20, none twice, https only for a production partner. They
+ * are stored canonical, as a browser serialises `event.origin` (`"HTTPS://Shop.Example:443"` is
+ * `"https://shop.example"`); `[]` removes them all.
+ *
+ * Errors: `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INVALID_INPUT`
+ * with the last error naming the index or the argument, as `rampart_widget_check_origins`
+ * ("widgetOrigins[1] must be https in production", "widgetOrigins[0] must be valid Unicode
+ * text", "origins_json must be JSON text"); nothing is stored then.
+ * `RAMPART_STATUS_PAYLOAD_TOO_LARGE`, `RAMPART_STATUS_INTERNAL` (storage).
+ *
+ * Ownership: `origins_json` is copied, never kept. On success `*out_origins_json` (if
+ * `out_origins_json` is not NULL) receives the stored origins as a compact JSON array
+ * (`["https://shop.example"]`), a library string freed with `rampart_string_free`.
+ * Threading: thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid: strings NUL-terminated, `out_origins_json` writable.
+ */
+rampart_status rampart_service_set_widget_origins(const struct rampart_service *service,
+                                                  const char *partner_id,
+                                                  const char *origins_json,
+                                                  char **out_origins_json);
+
+/**
+ * The origins allowed to embed a partner's widget, canonical.
+ *
+ * Errors: `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INVALID_INPUT` (arguments),
+ * `RAMPART_STATUS_INTERNAL`. Ownership: on success `*out_origins_json` receives them as a
+ * compact JSON array (`[]` when none), a library string freed with `rampart_string_free`.
+ * Threading: thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid; `out_origins_json` writable.
+ */
+rampart_status rampart_service_widget_origins(const struct rampart_service *service,
+                                              const char *partner_id,
+                                              char **out_origins_json);
+
+/**
+ * Whether an operator approved a partner's production widget (`rampart_service_set_widget_approval`;
+ * sandbox widgets work without it).
+ *
+ * Errors: `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INVALID_INPUT` (arguments),
+ * `RAMPART_STATUS_INTERNAL`. Ownership: on success `*out_approved` is written (a plain value).
+ * Threading: thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid; `out_approved` writable.
+ */
+rampart_status rampart_service_widget_approved(const struct rampart_service *service,
+                                               const char *partner_id,
+                                               bool *out_approved);
+
+/**
  * Mark (`passed` true) or unmark a contact as KYC-passed: an operator action, audit-logged
  * under `operator_name`. 2FA is then required for the contact unless the partner has a waiver.
  *
@@ -951,6 +1007,23 @@ rampart_status rampart_service_set_2fa_waiver(const struct rampart_service *serv
                                               const char *operator_name,
                                               const char *partner_id,
                                               bool waived);
+
+/**
+ * Approve (`approved` true) or withdraw the approval of a partner's production widget: an
+ * operator action, audit-logged under `operator_name` (`partner.approve_widget` /
+ * `partner.unapprove_widget`). Until approved a production widget page explains it and the
+ * loader reports `not_approved`; sandbox widgets need no approval. Errors and threading as
+ * `rampart_service_set_kyc_passed`.
+ *
+ * Ownership: the strings are copied, never kept; nothing to free.
+ *
+ * # Safety
+ * Pointers are NULL or valid NUL-terminated strings; `service` a live handle.
+ */
+rampart_status rampart_service_set_widget_approval(const struct rampart_service *service,
+                                                   const char *operator_name,
+                                                   const char *partner_id,
+                                                   bool approved);
 
 /**
  * Clear a contact's failure count, lifting a lock (`RAMPART_STATUS_LOCKED`) or a throttle: an
@@ -1443,6 +1516,70 @@ rampart_status rampart_widget_iframe_snippet(const struct rampart_widget_validat
 rampart_status rampart_widget_csp(const struct rampart_widget_config *config,
                                   uint32_t environment,
                                   char **out_json);
+
+/**
+ * Check a list of embedding origins for a partner of `environment`
+ * (`RAMPART_ENVIRONMENT_SANDBOX` or `_PRODUCTION`) and make them canonical, as a browser
+ * serialises `event.origin` (`"HTTPS://Shop.Example:443"` is `"https://shop.example"`).
+ * `origins_json` is a JSON array of strings, each `http(s)://host[:port]` (no path, query,
+ * credentials or wildcard); at most 20, none twice, https only in production.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` with the last error naming the index
+ * ("widgetOrigins[1] must be https in production", "widgetOrigins may list at most 20 origins",
+ * "widgetOrigins[0] must be valid Unicode text" for bytes that are not UTF-8 or a lone
+ * `\uD800` escape, "widgetOrigins[0] must be a string"), or the argument ("origins_json must be
+ * JSON text", "... must be a JSON array of strings", "... must not be NULL"; an unknown
+ * environment, a NULL `out_origins_json`); `RAMPART_STATUS_PAYLOAD_TOO_LARGE` beyond
+ * `RAMPART_WIDGET_MAX_JSON_BYTES`.
+ *
+ * Ownership: `origins_json` is read, never kept. On success `*out_origins_json` receives the
+ * canonical origins, in the given order, as a compact JSON array
+ * (`["https://shop.example"]`): a library string freed with `rampart_string_free`. Thread-safe.
+ *
+ * # Safety
+ * `origins_json` is NULL or NUL-terminated; `out_origins_json` NULL or writable.
+ */
+rampart_status rampart_widget_check_origins(const char *origins_json,
+                                            uint32_t environment,
+                                            char **out_origins_json);
+
+/**
+ * The `Content-Security-Policy` directive the widget page sends for a partner's origins:
+ * `frame-ancestors <origins>`, plus `http://localhost:* http://127.0.0.1:*` in sandbox;
+ * `frame-ancestors 'none'` when that leaves nothing (production without origins). The
+ * origins (`origins_json`, a JSON array of strings) are checked and made canonical first,
+ * exactly as `rampart_widget_check_origins` does, so nothing but origins reaches the header.
+ *
+ * Errors: as `rampart_widget_check_origins` (NULL `out_value` included). Ownership:
+ * `origins_json` is read, never kept; on success `*out_value` receives the directive, a library
+ * string freed with `rampart_string_free`. Thread-safe.
+ *
+ * # Safety
+ * `origins_json` is NULL or NUL-terminated; `out_value` NULL or writable.
+ */
+rampart_status rampart_widget_frame_ancestors(const char *origins_json,
+                                              uint32_t environment,
+                                              char **out_value);
+
+/**
+ * Whether the widget page may talk to a parent page at `origin` (a browser's `event.origin`,
+ * compared byte for byte): one of the registered origins (`registered_json`, a JSON array of
+ * strings, checked and made canonical first as `rampart_widget_check_origins` does), or in
+ * sandbox any port of `http://localhost` or `http://127.0.0.1`. Not allowed is an outcome
+ * (`*out_allowed` false), not an error.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` for a NULL `origin` or `out_allowed`, an `origin` that
+ * is not UTF-8 ("origin must be valid Unicode text"), and `registered_json` as
+ * `rampart_widget_check_origins` answers `origins_json`. Ownership: the strings are read, never
+ * kept; `*out_allowed` is a plain value. Thread-safe.
+ *
+ * # Safety
+ * Strings are NULL or NUL-terminated; `out_allowed` NULL or writable.
+ */
+rampart_status rampart_widget_origin_allowed(const char *origin,
+                                             const char *registered_json,
+                                             uint32_t environment,
+                                             bool *out_allowed);
 
 /**
  * Check a receive address for a chain, checksum included. `chain` is `"bitcoin"`,

@@ -105,6 +105,19 @@ export declare class Service {
   /** An operator action: waive (or restore) the 2FA requirement for a partner's KYC contacts. */
   set2faWaiver(partnerId: string, waived: boolean, operator: string): Promise<void>
   /**
+   * Replaces the origins allowed to embed the partner's widget (SPEC section 6.2): at most 20,
+   * each `http(s)://host[:port]`, https only in production; resolves to them canonical (as a
+   * browser serialises `event.origin`). An empty array removes them all.
+   */
+  setWidgetOrigins(partnerId: string, origins: Array<string>): Promise<Array<string>>
+  /** The origins allowed to embed the partner's widget. */
+  widgetOrigins(partnerId: string): Promise<Array<string>>
+  /**
+   * An operator action: approve (or withdraw the approval of) the partner's production widget,
+   * audit-logged (`partner.approve_widget` / `partner.unapprove_widget`).
+   */
+  setWidgetApproval(partnerId: string, approved: boolean, operator: string): Promise<void>
+  /**
    * A new pending secret (replacing an earlier pending one). `issuer` defaults to the
    * service's; `label` (the Key URI's account) defaults to the contact id.
    */
@@ -165,6 +178,13 @@ export interface Authenticated {
 /** The canonical custom URL of the options; throws `options_invalid` when they have errors. */
 export declare function buildUrl(options: Record<string, unknown>, settings?: WidgetSettings | null): string
 
+/**
+ * Checks a list of embedding origins for `environment` (`"sandbox"` or `"production"`);
+ * returns them canonical (as a browser serialises `event.origin`), in order. Throws
+ * `invalid_input` naming the index.
+ */
+export declare function checkOrigins(origins: Array<string>, environment: string): Array<string>
+
 /** The 6-digit code of a secret at a Unix time in seconds (default now). */
 export declare function codeAt(secret: string | Buffer, unixTime?: number | null): string
 
@@ -187,6 +207,14 @@ export interface Enrolment {
   uri: string
   qrCode: string
 }
+
+/**
+ * The `Content-Security-Policy` directive the widget page sends for these origins
+ * (`frame-ancestors ...`; sandbox adds `http://localhost:*` and `http://127.0.0.1:*`,
+ * production with none is `'none'`). The origins are checked first, as `checkOrigins` does,
+ * so nothing but origins reaches the header.
+ */
+export declare function frameAncestors(origins: Array<string>, environment: string): string
 
 /** The RFC 4226 HOTP value of a counter, zero-padded to 6 digits. */
 export declare function hotp(secret: string | Buffer, counter: number): string
@@ -222,6 +250,13 @@ export interface Mode {
 
 /** A 20-byte secret from the OS CSPRNG with its manual key, Key URI and QR PNG data URI. */
 export declare function newSecret(issuer: string, account: string): Enrolment
+
+/**
+ * Whether the widget page may talk to a parent page at `origin` (a browser's `event.origin`,
+ * compared exactly): one of `registered` (checked and made canonical first), or in sandbox
+ * any port of `http://localhost` or `http://127.0.0.1`.
+ */
+export declare function originAllowed(origin: string, registered: Array<string>, environment: string): boolean
 
 /** How a token reads under SPEC section 2's grammar. */
 export interface ParsedToken {
@@ -262,6 +297,10 @@ export interface Partner {
   widgetText?: string
   widgetButtonUrl?: string
   twoFactorWaived: boolean
+  /** The origins allowed to embed the widget, canonical (SPEC section 6.2). */
+  widgetOrigins: Array<string>
+  /** An operator approved the production widget (sandbox widgets need no approval). */
+  widgetApproved: boolean
 }
 
 /** A new partner's (or rotated) keys. The secret key is shown only here. */

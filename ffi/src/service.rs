@@ -18,6 +18,7 @@ use crate::boundary::{
 };
 use crate::status::rampart_status;
 use crate::strings::{Pending, library_string, secret_string};
+use crate::widget::{origins_arg, origins_string};
 
 /// The environment a service serves, or a partner belongs to.
 #[repr(u32)]
@@ -758,7 +759,7 @@ pub unsafe extern "C" fn rampart_service_rotate_keys(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Widget confirmation-screen settings
+// Widget settings: the confirmation screen, who may embed the widget
 // ---------------------------------------------------------------------------------------------
 
 /// Set a partner's confirmation-screen button text: 1 to 64 characters, no control characters;
@@ -859,6 +860,100 @@ pub unsafe extern "C" fn rampart_service_widget_button_url(
     })
 }
 
+/// Replace the origins allowed to embed a partner's widget (SPEC section 6.2).
+/// `origins_json` is a JSON array of strings, each `http(s)://host[:port]` (no path, query,
+/// credentials or wildcard): at most 20, none twice, https only for a production partner. They
+/// are stored canonical, as a browser serialises `event.origin` (`"HTTPS://Shop.Example:443"` is
+/// `"https://shop.example"`); `[]` removes them all.
+///
+/// Errors: `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INVALID_INPUT`
+/// with the last error naming the index or the argument, as `rampart_widget_check_origins`
+/// ("widgetOrigins[1] must be https in production", "widgetOrigins[0] must be valid Unicode
+/// text", "origins_json must be JSON text"); nothing is stored then.
+/// `RAMPART_STATUS_PAYLOAD_TOO_LARGE`, `RAMPART_STATUS_INTERNAL` (storage).
+///
+/// Ownership: `origins_json` is copied, never kept. On success `*out_origins_json` (if
+/// `out_origins_json` is not NULL) receives the stored origins as a compact JSON array
+/// (`["https://shop.example"]`), a library string freed with `rampart_string_free`.
+/// Threading: thread-safe on a shared handle.
+///
+/// # Safety
+/// Pointers are NULL or valid: strings NUL-terminated, `out_origins_json` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_service_set_widget_origins(
+    service: *const rampart_service,
+    partner_id: *const c_char,
+    origins_json: *const c_char,
+    out_origins_json: *mut *mut c_char,
+) -> rampart_status {
+    status_call(|| {
+        // SAFETY: pointers obey the contract above.
+        let (service, partner) = unsafe { (self::service(service)?, partner_arg(partner_id)?) };
+        // SAFETY: as above.
+        let origins = unsafe { origins_arg(origins_json, "origins_json") }?;
+        let out = Out::optional(out_origins_json);
+        let stored = service.set_widget_origins(&partner, &origins)?;
+        if let Some(out) = out {
+            let text = origins_string(&stored)?;
+            // SAFETY: checked writable out-pointer.
+            unsafe { out.write(text) };
+        }
+        Ok(())
+    })
+}
+
+/// The origins allowed to embed a partner's widget, canonical.
+///
+/// Errors: `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INVALID_INPUT` (arguments),
+/// `RAMPART_STATUS_INTERNAL`. Ownership: on success `*out_origins_json` receives them as a
+/// compact JSON array (`[]` when none), a library string freed with `rampart_string_free`.
+/// Threading: thread-safe on a shared handle.
+///
+/// # Safety
+/// Pointers are NULL or valid; `out_origins_json` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_service_widget_origins(
+    service: *const rampart_service,
+    partner_id: *const c_char,
+    out_origins_json: *mut *mut c_char,
+) -> rampart_status {
+    status_call(|| {
+        // SAFETY: pointers obey the contract above.
+        let (service, partner) = unsafe { (self::service(service)?, partner_arg(partner_id)?) };
+        let out = Out::new(out_origins_json, "out_origins_json")?;
+        let text = origins_string(&service.widget_origins(&partner)?)?;
+        // SAFETY: checked writable out-pointer.
+        unsafe { out.write(text) };
+        Ok(())
+    })
+}
+
+/// Whether an operator approved a partner's production widget (`rampart_service_set_widget_approval`;
+/// sandbox widgets work without it).
+///
+/// Errors: `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INVALID_INPUT` (arguments),
+/// `RAMPART_STATUS_INTERNAL`. Ownership: on success `*out_approved` is written (a plain value).
+/// Threading: thread-safe on a shared handle.
+///
+/// # Safety
+/// Pointers are NULL or valid; `out_approved` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_service_widget_approved(
+    service: *const rampart_service,
+    partner_id: *const c_char,
+    out_approved: *mut bool,
+) -> rampart_status {
+    status_call(|| {
+        // SAFETY: pointers obey the contract above.
+        let (service, partner) = unsafe { (self::service(service)?, partner_arg(partner_id)?) };
+        let out = Out::new(out_approved, "out_approved")?;
+        let approved = service.partner(&partner)?.widget_approved;
+        // SAFETY: checked writable out-pointer.
+        unsafe { out.write(approved) };
+        Ok(())
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // KYC rule and operator actions
 // ---------------------------------------------------------------------------------------------
@@ -910,6 +1005,32 @@ pub unsafe extern "C" fn rampart_service_set_2fa_waiver(
         // SAFETY: as above.
         let partner = unsafe { partner_arg(partner_id) }?;
         service.set_2fa_waiver(operator, &partner, waived)
+    })
+}
+
+/// Approve (`approved` true) or withdraw the approval of a partner's production widget: an
+/// operator action, audit-logged under `operator_name` (`partner.approve_widget` /
+/// `partner.unapprove_widget`). Until approved a production widget page explains it and the
+/// loader reports `not_approved`; sandbox widgets need no approval. Errors and threading as
+/// `rampart_service_set_kyc_passed`.
+///
+/// Ownership: the strings are copied, never kept; nothing to free.
+///
+/// # Safety
+/// Pointers are NULL or valid NUL-terminated strings; `service` a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_service_set_widget_approval(
+    service: *const rampart_service,
+    operator_name: *const c_char,
+    partner_id: *const c_char,
+    approved: bool,
+) -> rampart_status {
+    status_call(|| {
+        // SAFETY: pointers obey the contract above.
+        let (service, operator) = unsafe { (self::service(service)?, str_arg(operator_name, "operator_name")?) };
+        // SAFETY: as above.
+        let partner = unsafe { partner_arg(partner_id) }?;
+        service.set_widget_approval(operator, &partner, approved)
     })
 }
 

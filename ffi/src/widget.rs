@@ -176,24 +176,92 @@ unsafe fn json_arg(ptr: *const c_char, name: &str) -> Result<Value, Error> {
 /// Each bad sequence is replaced by a noncharacter the text does not hold, the result parsed,
 /// and the first string or key holding that marker named.
 fn not_unicode_in_json(bytes: &[u8], arg: &str) -> Option<Error> {
-    let lossy = String::from_utf8_lossy(bytes);
-    let marker = ('\u{FDD0}'..='\u{FDEF}').find(|c| !lossy.contains(*c))?;
-    let mut marked = String::with_capacity(bytes.len());
-    let mut found = false;
-    for chunk in bytes.utf8_chunks() {
-        marked.push_str(chunk.valid());
-        if !chunk.invalid().is_empty() {
-            marked.push(marker);
-            found = true;
-        }
-    }
-    let (marked, lone) = mark_lone_surrogates(&marked, marker);
-    if !found && !lone {
+    let Marked { text, marker, found } = marked(bytes)?;
+    if !found {
         return None;
     }
     let whole = || Error::not_unicode(arg);
-    let Ok(value) = serde_json::from_str::<Value>(&marked) else { return Some(whole()) };
+    let Ok(value) = serde_json::from_str::<Value>(&text) else { return Some(whole()) };
     Some(find_marker(&value, marker, "", arg).map_or_else(whole, |field| not_unicode_plain(&field)))
+}
+
+/// JSON text with each sequence that is not valid Unicode replaced by one marker.
+struct Marked {
+    text: String,
+    /// A noncharacter the given text does not hold.
+    marker: char,
+    /// Whether anything was replaced.
+    found: bool,
+}
+
+/// Bytes that are not UTF-8, and `\uXXXX` escapes of lone surrogates in strings, replaced by a
+/// marker; `None` only when the text holds every candidate marker (it is then not an origin
+/// list or options anyone wrote).
+fn marked(bytes: &[u8]) -> Option<Marked> {
+    let lossy = String::from_utf8_lossy(bytes);
+    let marker = ('\u{FDD0}'..='\u{FDEF}').find(|c| !lossy.contains(*c))?;
+    let mut text = String::with_capacity(bytes.len());
+    let mut found = false;
+    for chunk in bytes.utf8_chunks() {
+        text.push_str(chunk.valid());
+        if !chunk.invalid().is_empty() {
+            text.push(marker);
+            found = true;
+        }
+    }
+    let (text, lone) = mark_lone_surrogates(&text, marker);
+    Some(Marked { text, marker, found: found || lone })
+}
+
+/// A list of origins given as a JSON array of strings (a partner's widget origins), read the way
+/// the Python and Node bindings read a list: an item is named as the core names it
+/// (`widgetOrigins[1] must be a string`; text that is not valid Unicode, bytes that are not
+/// UTF-8 or a lone `\uD800` escape, `widgetOrigins[1] must be valid Unicode text`). A list longer
+/// than the core allows is not read: as many empty items as one too many stand for it, so the
+/// core gives its own "at most 20" answer, before any item's. NULL, text that is not JSON and
+/// JSON that is not an array name the argument.
+///
+/// # Safety
+/// `ptr` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn origins_arg(ptr: *const c_char, name: &str) -> Result<Vec<String>, Error> {
+    use rampart_core::widget::origins::MAX_ORIGINS;
+    // SAFETY: forwarded contract.
+    let bytes = unsafe { c_bytes(ptr) }.ok_or_else(|| null_arg(name))?;
+    if bytes.len() > RAMPART_WIDGET_MAX_JSON_BYTES {
+        return Err(Error::new(ErrorKind::PayloadTooLarge));
+    }
+    let not_json = || Error::invalid_input(name, "must be JSON text");
+    let Marked { text, marker, found } = match marked(bytes) {
+        Some(m) => m,
+        // No marker is free: then the text is read as it is (a lone escape is then not JSON).
+        None => Marked {
+            text: std::str::from_utf8(bytes).map_err(|_| Error::not_unicode(name))?.to_owned(),
+            marker: '\0',
+            found: false,
+        },
+    };
+    let value =
+        serde_json::from_str::<Value>(&text).map_err(|_| if found { Error::not_unicode(name) } else { not_json() })?;
+    let Value::Array(items) = value else {
+        return Err(Error::invalid_input(name, "must be a JSON array of strings"));
+    };
+    if items.len() > MAX_ORIGINS {
+        return Ok(vec![String::new(); MAX_ORIGINS + 1]);
+    }
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Value::String(s) if found && s.contains(marker) => Err(not_unicode_plain(&format!("widgetOrigins[{i}]"))),
+            Value::String(s) => Ok(s),
+            _ => Err(Error::invalid_input(&format!("widgetOrigins[{i}]"), "must be a string")),
+        })
+        .collect()
+}
+
+/// A list of origins as a library string: a compact JSON array of strings.
+pub(crate) fn origins_string(origins: &[String]) -> Result<*mut c_char, Error> {
+    json_string(&json!(origins))
 }
 
 /// [`Error::not_unicode`] for a path that is not one of the fields with an error of their own
@@ -906,6 +974,115 @@ pub unsafe extern "C" fn rampart_widget_csp(
     })
 }
 
+// ---------------------------------------------------------------------------------------------
+// Who may embed the widget (SPEC section 6.2)
+// ---------------------------------------------------------------------------------------------
+
+/// Check a list of embedding origins for a partner of `environment`
+/// (`RAMPART_ENVIRONMENT_SANDBOX` or `_PRODUCTION`) and make them canonical, as a browser
+/// serialises `event.origin` (`"HTTPS://Shop.Example:443"` is `"https://shop.example"`).
+/// `origins_json` is a JSON array of strings, each `http(s)://host[:port]` (no path, query,
+/// credentials or wildcard); at most 20, none twice, https only in production.
+///
+/// Errors: `RAMPART_STATUS_INVALID_INPUT` with the last error naming the index
+/// ("widgetOrigins[1] must be https in production", "widgetOrigins may list at most 20 origins",
+/// "widgetOrigins[0] must be valid Unicode text" for bytes that are not UTF-8 or a lone
+/// `\uD800` escape, "widgetOrigins[0] must be a string"), or the argument ("origins_json must be
+/// JSON text", "... must be a JSON array of strings", "... must not be NULL"; an unknown
+/// environment, a NULL `out_origins_json`); `RAMPART_STATUS_PAYLOAD_TOO_LARGE` beyond
+/// `RAMPART_WIDGET_MAX_JSON_BYTES`.
+///
+/// Ownership: `origins_json` is read, never kept. On success `*out_origins_json` receives the
+/// canonical origins, in the given order, as a compact JSON array
+/// (`["https://shop.example"]`): a library string freed with `rampart_string_free`. Thread-safe.
+///
+/// # Safety
+/// `origins_json` is NULL or NUL-terminated; `out_origins_json` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_widget_check_origins(
+    origins_json: *const c_char,
+    environment: u32,
+    out_origins_json: *mut *mut c_char,
+) -> rampart_status {
+    coded_call(|| {
+        // SAFETY: the contract above.
+        let origins = unsafe { origins_arg(origins_json, "origins_json") }?;
+        let environment = environment_arg(environment, "environment")?;
+        let out = Out::new(out_origins_json, "out_origins_json")?;
+        let origins = rampart_core::widget::origins::check_origins(&origins, environment)?;
+        let text = origins_string(&origins)?;
+        // SAFETY: checked writable out-pointer.
+        unsafe { out.write(text) };
+        Ok(())
+    })
+}
+
+/// The `Content-Security-Policy` directive the widget page sends for a partner's origins:
+/// `frame-ancestors <origins>`, plus `http://localhost:* http://127.0.0.1:*` in sandbox;
+/// `frame-ancestors 'none'` when that leaves nothing (production without origins). The
+/// origins (`origins_json`, a JSON array of strings) are checked and made canonical first,
+/// exactly as `rampart_widget_check_origins` does, so nothing but origins reaches the header.
+///
+/// Errors: as `rampart_widget_check_origins` (NULL `out_value` included). Ownership:
+/// `origins_json` is read, never kept; on success `*out_value` receives the directive, a library
+/// string freed with `rampart_string_free`. Thread-safe.
+///
+/// # Safety
+/// `origins_json` is NULL or NUL-terminated; `out_value` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_widget_frame_ancestors(
+    origins_json: *const c_char,
+    environment: u32,
+    out_value: *mut *mut c_char,
+) -> rampart_status {
+    coded_call(|| {
+        // SAFETY: the contract above.
+        let origins = unsafe { origins_arg(origins_json, "origins_json") }?;
+        let environment = environment_arg(environment, "environment")?;
+        let out = Out::new(out_value, "out_value")?;
+        let origins = rampart_core::widget::origins::check_origins(&origins, environment)?;
+        let text = library_string(&rampart_core::widget::origins::frame_ancestors(&origins, environment))?;
+        // SAFETY: checked writable out-pointer.
+        unsafe { out.write(text) };
+        Ok(())
+    })
+}
+
+/// Whether the widget page may talk to a parent page at `origin` (a browser's `event.origin`,
+/// compared byte for byte): one of the registered origins (`registered_json`, a JSON array of
+/// strings, checked and made canonical first as `rampart_widget_check_origins` does), or in
+/// sandbox any port of `http://localhost` or `http://127.0.0.1`. Not allowed is an outcome
+/// (`*out_allowed` false), not an error.
+///
+/// Errors: `RAMPART_STATUS_INVALID_INPUT` for a NULL `origin` or `out_allowed`, an `origin` that
+/// is not UTF-8 ("origin must be valid Unicode text"), and `registered_json` as
+/// `rampart_widget_check_origins` answers `origins_json`. Ownership: the strings are read, never
+/// kept; `*out_allowed` is a plain value. Thread-safe.
+///
+/// # Safety
+/// Strings are NULL or NUL-terminated; `out_allowed` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_widget_origin_allowed(
+    origin: *const c_char,
+    registered_json: *const c_char,
+    environment: u32,
+    out_allowed: *mut bool,
+) -> rampart_status {
+    coded_call(|| {
+        // SAFETY: the contract above.
+        let origin = unsafe { str_arg(origin, "origin") }?;
+        // SAFETY: as above.
+        let registered = unsafe { origins_arg(registered_json, "registered_json") }?;
+        let environment = environment_arg(environment, "environment")?;
+        let out = Out::new(out_allowed, "out_allowed")?;
+        let registered = rampart_core::widget::origins::check_origins(&registered, environment)?;
+        let allowed = rampart_core::widget::origins::origin_allowed(origin, &registered, environment);
+        // SAFETY: checked writable out-pointer.
+        unsafe { out.write(allowed) };
+        Ok(())
+    })
+}
+
 fn network_name(network: Network) -> &'static CStr {
     match network {
         Network::Mainnet => c"mainnet",
@@ -1027,6 +1204,30 @@ mod tests {
         // the marker is one the text does not already hold
         let text = "{\"a\":\"\u{FDD0}\",\"b\":\"\\udfff\"}";
         assert_eq!(named(text.as_bytes()).as_deref(), Some("b must be valid Unicode text"));
+    }
+
+    #[test]
+    fn origin_lists_name_the_item() {
+        let read = |text: &std::ffi::CStr| {
+            // SAFETY: a NUL-terminated string.
+            unsafe { origins_arg(text.as_ptr(), "origins_json") }.map_err(|e| e.message().to_owned())
+        };
+        assert_eq!(read(c"[\"a\",\"b\"]"), Ok(vec!["a".to_owned(), "b".to_owned()]));
+        assert_eq!(read(c"[\"a\",\"\\udfff\"]").unwrap_err(), "widgetOrigins[1] must be valid Unicode text");
+        assert_eq!(read(c"[\"a\",\"b\xff\"]").unwrap_err(), "widgetOrigins[1] must be valid Unicode text");
+        // an escaped noncharacter is text, not a marker
+        assert_eq!(read(c"[\"\\ufdd0\"]"), Ok(vec!["\u{FDD0}".to_owned()]));
+        assert_eq!(read(c"[1]").unwrap_err(), "widgetOrigins[0] must be a string");
+        assert_eq!(read(c"{}").unwrap_err(), "origins_json must be a JSON array of strings");
+        assert_eq!(read(c"[,]").unwrap_err(), "origins_json must be JSON text");
+        // too long: one too many empty items stand for it
+        let many = format!("[{}]", vec!["1"; 25].join(","));
+        let many = std::ffi::CString::new(many).unwrap();
+        assert_eq!(read(&many).unwrap().len(), rampart_core::widget::origins::MAX_ORIGINS + 1);
+        // text holding every candidate marker is read as it is
+        let all: String = ('\u{FDD0}'..='\u{FDEF}').collect();
+        let all = std::ffi::CString::new(format!("[\"{all}\"]")).unwrap();
+        assert_eq!(read(&all).unwrap()[0].chars().count(), 32);
     }
 
     #[test]

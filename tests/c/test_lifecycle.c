@@ -1,8 +1,8 @@
 /* The C ABI end to end: every row of the 2FA lifecycle table (SPEC section 2), every error kind
- * a call can produce, partners and keys, widget settings, the KYC rule, NULL and non-UTF-8
- * arguments (each the field's own status, as in every language), unknown partners,
- * out-pointers left alone on failure, `_free(NULL)`, and the SQLite store with its master key
- * file checks. */
+ * a call can produce, partners and keys, widget settings and embedding origins, the KYC rule,
+ * NULL and non-UTF-8 arguments (each the field's own status, as in every language), unknown
+ * partners, out-pointers left alone on failure, `_free(NULL)`, and the SQLite store with its
+ * master key file checks. */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -476,6 +476,147 @@ static void test_partners_and_settings(void) {
     rampart_service_free(service);
 }
 
+/* Who may embed the widget (SPEC section 6.2): origins in and out as JSON arrays, canonical,
+ * at most 20, https only in production, errors naming the index, text that is not valid Unicode
+ * (bytes that are not UTF-8, a lone \uD800 escape) that item's 400; the operator's approval.
+ * (The audit log has no C reader: its entries are checked by the Rust, Python and Node tests.) */
+static void expect_invalid(rampart_status got, const char *message) {
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, got);
+    if (strcmp(last_message(), message) != 0) fprintf(stderr, "  want \"%s\", got \"%s\"\n", message, last_message());
+    assert(strcmp(last_message(), message) == 0);
+    char code[64];
+    rampart_last_error_code(code, sizeof code);
+    assert(strcmp(code, "invalid_input") == 0);
+}
+
+static void expect_origins(const rampart_service *service, const char *partner, const char *want) {
+    char *json = NULL;
+    OK(rampart_service_widget_origins(service, partner, &json));
+    if (strcmp(json, want) != 0) fprintf(stderr, "  want %s, got %s\n", want, json);
+    assert(strcmp(json, want) == 0);
+    rampart_string_free(json);
+}
+
+static void test_widget_embedding(void) {
+    rampart_service *service = open_manual(true);
+    char *partner = new_partner(service, NULL);
+    char *live = NULL, *live_key = NULL, *live_pk = NULL;
+    OK(rampart_service_create_partner(service, "Live", RAMPART_ENVIRONMENT_PRODUCTION, &live, &live_key, &live_pk));
+
+    /* round trip, canonical */
+    expect_origins(service, partner, "[]");
+    char *stored = NULL;
+    OK(rampart_service_set_widget_origins(service, partner, "[\"HTTPS://Shop.Example:443\",\"http://localhost:3000/\"]",
+                                          &stored));
+    assert(strcmp(stored, "[\"https://shop.example\",\"http://localhost:3000\"]") == 0);
+    rampart_string_free(stored);
+    expect_origins(service, partner, "[\"https://shop.example\",\"http://localhost:3000\"]");
+    OK(rampart_service_set_widget_origins(service, partner, "[\"https://b\xc3\xbc" "cher.example\"]", NULL));
+    expect_origins(service, partner, "[\"https://xn--bcher-kva.example\"]");
+
+    /* production takes only https; the error names the index and nothing is stored */
+    OK(rampart_service_set_widget_origins(service, live, "[\"https://shop.example\"]", NULL));
+    stored = (char *)1;
+    expect_invalid(rampart_service_set_widget_origins(service, live, "[\"https://a.example\",\"http://b.example\"]",
+                                                      &stored),
+                   "widgetOrigins[1] must be https in production");
+    assert(stored == (char *)1);
+    expect_origins(service, live, "[\"https://shop.example\"]");
+
+    /* at most 20; none twice; nothing but origins */
+    char list[1024];
+    size_t at = 0;
+    at += (size_t)snprintf(list + at, sizeof list - at, "[");
+    for (int i = 0; i < 20; i++) {
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s\"https://s%d.example\"", i ? "," : "", i);
+    }
+    snprintf(list + at, sizeof list - at, "]");
+    OK(rampart_service_set_widget_origins(service, partner, list, &stored));
+    assert(strcmp(stored, list) == 0);
+    rampart_string_free(stored);
+    stored = (char *)1;
+    snprintf(list + at, sizeof list - at, ",\"https://s20.example\"]");
+    expect_invalid(rampart_service_set_widget_origins(service, partner, list, NULL),
+                   "widgetOrigins may list at most 20 origins");
+    /* the length is the answer before any item's, as in Python and Node */
+    snprintf(list + at, sizeof list - at, ",\"\xff\"]");
+    expect_invalid(rampart_service_set_widget_origins(service, partner, list, NULL),
+                   "widgetOrigins may list at most 20 origins");
+    expect_invalid(rampart_service_set_widget_origins(service, partner,
+                                                      "[\"https://a.example\",\"HTTPS://A.example:443\"]", NULL),
+                   "widgetOrigins[1] is the same origin as widgetOrigins[0]");
+    expect_invalid(rampart_service_set_widget_origins(service, partner, "[\"https://*.example\"]", NULL),
+                   "widgetOrigins[0] must not hold a wildcard: register each origin");
+
+    /* text that is not valid Unicode: that item's own 400, as a lone surrogate in Python and Node */
+    expect_invalid(rampart_service_set_widget_origins(service, partner, "[\"https://a.example\",\"https://b\xff.example\"]",
+                                                      NULL),
+                   "widgetOrigins[1] must be valid Unicode text");
+    expect_invalid(rampart_service_set_widget_origins(service, partner, "[\"https://a.example\",\"\\ud800\"]", NULL),
+                   "widgetOrigins[1] must be valid Unicode text");
+    expect_invalid(rampart_service_set_widget_origins(service, partner, "[\"\xed\xa0\x80\"]", NULL),
+                   "widgetOrigins[0] must be valid Unicode text");
+
+    /* the argument itself: NULL, not JSON, not an array, an item that is not a string */
+    expect_invalid(rampart_service_set_widget_origins(service, partner, NULL, NULL), "origins_json must not be NULL");
+    expect_invalid(rampart_service_set_widget_origins(service, partner, "[", NULL), "origins_json must be JSON text");
+    expect_invalid(rampart_service_set_widget_origins(service, partner, "[1,\xff]", NULL),
+                   "origins_json must be valid Unicode text");
+    expect_invalid(rampart_service_set_widget_origins(service, partner, "\"https://a.example\"", NULL),
+                   "origins_json must be a JSON array of strings");
+    expect_invalid(rampart_service_set_widget_origins(service, partner, "[\"https://a.example\",7]", NULL),
+                   "widgetOrigins[1] must be a string");
+    expect_invalid(rampart_service_set_widget_origins(service, partner, "[null]", NULL),
+                   "widgetOrigins[0] must be a string");
+    expect_invalid(rampart_service_set_widget_origins(NULL, partner, "[]", NULL), "service must not be NULL");
+    expect_invalid(rampart_service_set_widget_origins(service, NULL, "[]", NULL), "partner_id must not be NULL");
+    expect_invalid(rampart_service_widget_origins(service, partner, NULL), "out_origins_json must not be NULL");
+    expect_invalid(rampart_service_widget_origins(service, "\x80", &stored), "partner_id must be valid Unicode text");
+    assert(stored == (char *)1);
+    /* none of those changed the stored list */
+    char *twenty = NULL;
+    OK(rampart_service_widget_origins(service, partner, &twenty));
+    assert(strncmp(twenty, "[\"https://s0.example\",", 22) == 0 && strstr(twenty, "\"https://s19.example\"]") != NULL);
+    rampart_string_free(twenty);
+    OK(rampart_service_set_widget_origins(service, partner, "[]", NULL));
+    expect_origins(service, partner, "[]");
+
+    /* the operator's approval */
+    bool approved = true;
+    OK(rampart_service_widget_approved(service, live, &approved));
+    assert(!approved);
+    OK(rampart_service_set_widget_approval(service, OPERATOR, live, true));
+    OK(rampart_service_widget_approved(service, live, &approved));
+    assert(approved);
+    OK(rampart_service_set_widget_approval(service, OPERATOR, live, false));
+    OK(rampart_service_widget_approved(service, live, &approved));
+    assert(!approved);
+    expect_invalid(rampart_service_set_widget_approval(service, NULL, live, true), "operator_name must not be NULL");
+    expect_invalid(rampart_service_set_widget_approval(service, "ops\xc0\xaf", live, true),
+                   "operator_name must be valid Unicode text");
+    expect_invalid(rampart_service_set_widget_approval(service, OPERATOR, NULL, true), "partner_id must not be NULL");
+    expect_invalid(rampart_service_widget_approved(service, live, NULL), "out_approved must not be NULL");
+    OK(rampart_service_widget_approved(service, live, &approved));
+    assert(!approved);
+
+    /* a partner that does not exist: 404, outputs untouched */
+    approved = true;
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND,
+           rampart_service_set_widget_origins(service, NO_PARTNER, "[\"https://a.example\"]", &stored));
+    assert(strcmp(last_message(), "Partner not found") == 0);
+    char code[64];
+    assert(rampart_last_error_code(code, sizeof code) == strlen("partner_not_found"));
+    assert(strcmp(code, "partner_not_found") == 0);
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND, rampart_service_widget_origins(service, NO_PARTNER, &stored));
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND, rampart_service_widget_approved(service, NO_PARTNER, &approved));
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND, rampart_service_set_widget_approval(service, OPERATOR, NO_PARTNER, true));
+    assert(stored == (char *)1 && approved);
+
+    char *strings[] = {partner, live, live_key, live_pk};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) rampart_string_free(strings[i]);
+    rampart_service_free(service);
+}
+
 static void test_config(void) {
     rampart_service *service = (rampart_service *)1;
     rampart_config config = rampart_config_default();
@@ -806,6 +947,7 @@ int main(int argc, char **argv) {
     test_throttle_and_lock();
     test_inputs();
     test_partners_and_settings();
+    test_widget_embedding();
     test_config();
     test_storage_failures();
     test_sqlite(dir);

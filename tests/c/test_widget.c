@@ -689,6 +689,100 @@ static void secret_handle(void) {
     rampart_totp_secret_free(handle);
 }
 
+/* Who may embed the widget (SPEC section 6.2), pure: origins checked and made canonical, the
+ * frame-ancestors value per environment, whether a page's origin may talk to the widget. */
+static void expect_invalid_origins(rampart_status got, const char *message) {
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, got);
+    if (strcmp(last_message(), message) != 0) fprintf(stderr, "  want \"%s\", got \"%s\"\n", message, last_message());
+    assert(strcmp(last_message(), message) == 0);
+    assert(strcmp(last_code(), "invalid_input") == 0);
+}
+
+/* `got` is the status of a call that wrote `*value` (read only after the call: the order in
+ * which arguments are evaluated is unspecified). */
+static void expect_string(rampart_status got, char **value, const char *want) {
+    OK(got);
+    if (strcmp(*value, want) != 0) fprintf(stderr, "  want %s, got %s\n", want, *value);
+    assert(strcmp(*value, want) == 0);
+    rampart_string_free(*value);
+    *value = NULL;
+}
+
+static bool allowed(const char *origin, const char *registered, uint32_t environment) {
+    bool out = !0;
+    OK(rampart_widget_origin_allowed(origin, registered, environment, &out));
+    return out;
+}
+
+static void embedding_origins(void) {
+    const uint32_t SANDBOX = RAMPART_ENVIRONMENT_SANDBOX, PRODUCTION = RAMPART_ENVIRONMENT_PRODUCTION;
+    char *out = NULL;
+    expect_string(rampart_widget_check_origins("[\"HTTPS://Shop.Example:443\",\"http://localhost:3000\"]", SANDBOX, &out),
+                  &out, "[\"https://shop.example\",\"http://localhost:3000\"]");
+    OK(rampart_widget_check_origins("[]", PRODUCTION, &out));
+    assert(strcmp(out, "[]") == 0);
+    rampart_string_free(out);
+    out = (char *)0x1;
+    expect_invalid_origins(rampart_widget_check_origins("[\"https://a.example\",\"http://b.example\"]", PRODUCTION, &out),
+                           "widgetOrigins[1] must be https in production");
+    expect_invalid_origins(rampart_widget_check_origins("[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\",\"j\",\"k\","
+                                                        "\"l\",\"m\",\"n\",\"o\",\"p\",\"q\",\"r\",\"s\",\"t\",\"u\"]",
+                                                        SANDBOX, &out),
+                           "widgetOrigins may list at most 20 origins");
+    expect_invalid_origins(rampart_widget_check_origins("[\"https://a.example\",\"https://b\xff\xfe\"]", SANDBOX, &out),
+                           "widgetOrigins[1] must be valid Unicode text");
+    expect_invalid_origins(rampart_widget_check_origins("[\"\\udc00x\"]", SANDBOX, &out),
+                           "widgetOrigins[0] must be valid Unicode text");
+    expect_invalid_origins(rampart_widget_check_origins(NULL, SANDBOX, &out), "origins_json must not be NULL");
+    expect_invalid_origins(rampart_widget_check_origins("{}", SANDBOX, &out), "origins_json must be a JSON array of strings");
+    expect_invalid_origins(rampart_widget_check_origins("[]", 7, &out),
+                           "environment must be RAMPART_ENVIRONMENT_SANDBOX or RAMPART_ENVIRONMENT_PRODUCTION");
+    expect_invalid_origins(rampart_widget_check_origins("[]", SANDBOX, NULL), "out_origins_json must not be NULL");
+    assert(out == (char *)0x1);
+
+    /* frame-ancestors for both environments; nothing but origins reaches the header */
+    const char *two = "[\"https://a.example\",\"HTTPS://B.example:8443\"]";
+    expect_string(rampart_widget_frame_ancestors(two, PRODUCTION, &out), &out,
+                  "frame-ancestors https://a.example https://b.example:8443");
+    expect_string(rampart_widget_frame_ancestors(two, SANDBOX, &out), &out,
+                  "frame-ancestors https://a.example https://b.example:8443 http://localhost:* http://127.0.0.1:*");
+    expect_string(rampart_widget_frame_ancestors("[]", SANDBOX, &out), &out,
+                  "frame-ancestors http://localhost:* http://127.0.0.1:*");
+    expect_string(rampart_widget_frame_ancestors("[]", PRODUCTION, &out), &out, "frame-ancestors 'none'");
+    out = (char *)0x1;
+    expect_invalid_origins(rampart_widget_frame_ancestors("[\"https://a.example; script-src *\"]", SANDBOX, &out),
+                           "widgetOrigins[0] must be an origin: http(s)://host[:port], without path, query or "
+                           "credentials");
+    expect_invalid_origins(rampart_widget_frame_ancestors("[\"http://a.example\"]", PRODUCTION, &out),
+                           "widgetOrigins[0] must be https in production");
+    expect_invalid_origins(rampart_widget_frame_ancestors("[\"\xff\xfe\"]", PRODUCTION, &out),
+                           "widgetOrigins[0] must be valid Unicode text");
+    expect_invalid_origins(rampart_widget_frame_ancestors("[]", SANDBOX, NULL), "out_value must not be NULL");
+    assert(out == (char *)0x1);
+
+    /* whether a page's origin may talk to the widget: an outcome, not an error */
+    const char *registered = "[\"HTTPS://Shop.Example:443\"]";
+    assert(allowed("https://shop.example", registered, PRODUCTION));
+    assert(!allowed("https://shop.example:444", registered, PRODUCTION));
+    assert(allowed("http://localhost:5173", registered, SANDBOX));
+    assert(!allowed("http://localhost:5173", registered, PRODUCTION));
+    assert(!allowed("http://localhost.evil.example", "[]", SANDBOX));
+    assert(!allowed("null", "[]", SANDBOX));
+    bool flag = true;
+    expect_invalid_origins(rampart_widget_origin_allowed("http://a.example", "[\"http://a.example\"]", PRODUCTION, &flag),
+                           "widgetOrigins[0] must be https in production");
+    expect_invalid_origins(rampart_widget_origin_allowed("https://a\xff\xfe", "[]", SANDBOX, &flag),
+                           "origin must be valid Unicode text");
+    expect_invalid_origins(rampart_widget_origin_allowed("https://a.example", "[\"\\ud800\"]", SANDBOX, &flag),
+                           "widgetOrigins[0] must be valid Unicode text");
+    expect_invalid_origins(rampart_widget_origin_allowed(NULL, "[]", SANDBOX, &flag), "origin must not be NULL");
+    expect_invalid_origins(rampart_widget_origin_allowed("https://a.example", NULL, SANDBOX, &flag),
+                           "registered_json must not be NULL");
+    expect_invalid_origins(rampart_widget_origin_allowed("https://a.example", "[]", SANDBOX, NULL),
+                           "out_allowed must not be NULL");
+    assert(flag);
+}
+
 int main(int argc, char **argv) {
     assert(argc == 2);
     run_vectors(argv[1]);
@@ -696,6 +790,7 @@ int main(int argc, char **argv) {
     hostile_client_name();
     not_unicode_options();
     secret_handle();
+    embedding_origins();
     printf("test_widget: ok\n");
     return 0;
 }

@@ -59,6 +59,11 @@ test('every Service method rejects a wrong-typed argument with a message naming 
     ['set2faWaiver', [p, true, 'ops'], 0, 'partnerId', 'must be a string'],
     ['set2faWaiver', [p, true, 'ops'], 1, 'waived', 'must be a boolean'],
     ['set2faWaiver', [p, true, 'ops'], 2, 'operator', 'must be a string'],
+    ['setWidgetOrigins', [p, ['https://a.example']], 0, 'partnerId', 'must be a string'],
+    ['widgetOrigins', [p], 0, 'partnerId', 'must be a string'],
+    ['setWidgetApproval', [p, true, 'ops'], 0, 'partnerId', 'must be a string'],
+    ['setWidgetApproval', [p, true, 'ops'], 1, 'approved', 'must be a boolean'],
+    ['setWidgetApproval', [p, true, 'ops'], 2, 'operator', 'must be a string'],
     ['create2fa', [p, c, 'Shop', 'alice'], 0, 'partnerId', 'must be a string'],
     ['create2fa', [p, c, 'Shop', 'alice'], 1, 'contactId', 'must be a string'],
     ['create2fa', [p, c, 'Shop', 'alice'], 2, 'issuer', 'must be a string'],
@@ -96,6 +101,8 @@ test('missing arguments reject with "is required"', async () => {
   await rejectsWith(() => service.authenticate(null), 'bearer is required')
   await rejectsWith(() => service.rotateKeys(p), 'operator is required')
   await rejectsWith(() => service.set2faWaiver(p, undefined, 'ops'), 'waived is required')
+  await rejectsWith(() => service.setWidgetApproval(p, undefined, 'ops'), 'approved is required')
+  await rejectsWith(() => service.setWidgetOrigins(p), 'origins is required')
   await rejectsWith(() => service.setKycPassed(p, c, null, 'ops'), 'passed is required')
   // contactId keeps the HTTP API's own answers.
   await rejectsWith(() => service.status2fa(p), 'contactId is required', 'contact_id_required')

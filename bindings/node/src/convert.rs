@@ -14,6 +14,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use napi::bindgen_prelude::*;
 use napi::{JsValue, ValueType};
+use rampart_core::widget::origins::MAX_ORIGINS;
 use rampart_core::{ContactId, Environment, Error as CoreError, PartnerId, Token};
 use serde_json::{Map, Number, Value};
 
@@ -179,6 +180,37 @@ impl<'a> Arg<'a> {
                 Ok(reader.value(v, base, MAX_JSON_DEPTH)?.unwrap_or(Value::Null))
             }
         }
+    }
+
+    /// An array of origins as text (a partner's widget origins). Items are named as the core
+    /// names them: `widgetOrigins[1] must be a string`, `... must be valid Unicode text`. An
+    /// array longer than the core allows is not read: as many empty items as one too many stand
+    /// for it, so the core gives its own "at most 20" answer, before any item's (as it does for
+    /// an array of valid text).
+    pub(crate) fn origins(&self) -> Read<Vec<String>> {
+        let wrong = || self.invalid("must be an array of strings");
+        let array = match self.given()? {
+            Some((v, ValueType::Object)) if v.is_array().unwrap_or(false) => {
+                v.coerce_to_object().map_err(|_| self.invalid("could not be read"))?
+            }
+            None => return Err(self.invalid("is required")),
+            Some(_) => return Err(wrong()),
+        };
+        let len = array.get_array_length().map_err(|_| self.invalid("could not be read"))?;
+        if len as usize > MAX_ORIGINS {
+            return Ok(vec![String::new(); MAX_ORIGINS + 1]);
+        }
+        (0..len)
+            .map(|i| {
+                let field = format!("widgetOrigins[{i}]");
+                let item: Unknown<'_> =
+                    array.get_element(i).map_err(|_| CoreError::invalid_input(&field, "could not be read"))?;
+                match item.get_type() {
+                    Ok(ValueType::String) => text(item).ok_or_else(|| not_unicode(&field)),
+                    _ => Err(CoreError::invalid_input(&field, "must be a string")),
+                }
+            })
+            .collect()
     }
 
     /// A plain object's fields, or `None` for `undefined`/`null`.

@@ -184,6 +184,10 @@ pub struct Partner {
     pub widget_text: Option<String>,
     pub widget_button_url: Option<String>,
     pub two_factor_waived: bool,
+    /// The origins allowed to embed the widget, canonical (SPEC section 6.2).
+    pub widget_origins: Vec<String>,
+    /// An operator approved the production widget (sandbox widgets need no approval).
+    pub widget_approved: bool,
 }
 
 /// Who a bearer value authenticated, and how (`"secretKey"` or `"legacyJwt"`).
@@ -502,6 +506,8 @@ impl Service {
                 widget_text: r.widget_text,
                 widget_button_url: r.widget_button_url,
                 two_factor_waived: r.two_factor_waived,
+                widget_origins: r.widget_origins,
+                widget_approved: r.widget_approved,
             })
         })
     }
@@ -570,6 +576,44 @@ impl Service {
             Ok((partner_arg(partner_id)?, Arg::new("waived", waived).bool()?, Arg::new("operator", operator).string()?))
         };
         self.call_with(args(), |s, (p, waived, operator)| s.set_2fa_waiver(&operator, &p, waived))
+    }
+
+    /// Replaces the origins allowed to embed the partner's widget (SPEC section 6.2): at most 20,
+    /// each `http(s)://host[:port]`, https only in production; resolves to them canonical (as a
+    /// browser serialises `event.origin`). An empty array removes them all.
+    #[napi(ts_args_type = "partnerId: string, origins: Array<string>", ts_return_type = "Promise<Array<string>>")]
+    pub fn set_widget_origins(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        origins: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<Vec<String>>> {
+        let args = || -> Read<_> { Ok((partner_arg(partner_id)?, Arg::new("origins", origins).origins()?)) };
+        self.call_with(args(), |s, (p, origins)| s.set_widget_origins(&p, &origins))
+    }
+
+    /// The origins allowed to embed the partner's widget.
+    #[napi(ts_args_type = "partnerId: string", ts_return_type = "Promise<Array<string>>")]
+    pub fn widget_origins(&self, partner_id: Option<Unknown<'_>>) -> AsyncTask<Call<Vec<String>>> {
+        self.call_with(partner_arg(partner_id), |s, p| s.widget_origins(&p))
+    }
+
+    /// An operator action: approve (or withdraw the approval of) the partner's production widget,
+    /// audit-logged (`partner.approve_widget` / `partner.unapprove_widget`).
+    #[napi(ts_args_type = "partnerId: string, approved: boolean, operator: string", ts_return_type = "Promise<void>")]
+    pub fn set_widget_approval(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        approved: Option<Unknown<'_>>,
+        operator: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<()>> {
+        let args = || -> Read<_> {
+            Ok((
+                partner_arg(partner_id)?,
+                Arg::new("approved", approved).bool()?,
+                Arg::new("operator", operator).string()?,
+            ))
+        };
+        self.call_with(args(), |s, (p, approved, operator)| s.set_widget_approval(&operator, &p, approved))
     }
 
     // ---- the 2FA lifecycle ----

@@ -419,3 +419,54 @@ pub fn validate_address(
         },
     })
 }
+
+// ---- who may embed the widget (SPEC section 6.2) ----
+
+/// The origins checked for a partner of `environment` and made canonical: at most 20, none
+/// twice, https only in production; an error names the index
+/// (`widgetOrigins[1] must be https in production`).
+fn checked_origins(
+    field: &'static str,
+    origins: Option<Unknown<'_>>,
+    environment: Option<Unknown<'_>>,
+) -> Read<(Vec<String>, Environment)> {
+    let origins = Arg::new(field, origins).origins()?;
+    let environment = environment_arg(&Arg::new("environment", environment).string()?)?;
+    Ok((widget::origins::check_origins(&origins, environment)?, environment))
+}
+
+/// Checks a list of embedding origins for `environment` (`"sandbox"` or `"production"`);
+/// returns them canonical (as a browser serialises `event.origin`), in order. Throws
+/// `invalid_input` naming the index.
+#[napi(ts_args_type = "origins: Array<string>, environment: string")]
+pub fn check_origins(env: Env, origins: Option<Unknown<'_>>, environment: Option<Unknown<'_>>) -> Result<Vec<String>> {
+    checked_origins("origins", origins, environment).map(|(o, _)| o).or_throw(&env)
+}
+
+/// The `Content-Security-Policy` directive the widget page sends for these origins
+/// (`frame-ancestors ...`; sandbox adds `http://localhost:*` and `http://127.0.0.1:*`,
+/// production with none is `'none'`). The origins are checked first, as `checkOrigins` does,
+/// so nothing but origins reaches the header.
+#[napi(ts_args_type = "origins: Array<string>, environment: string")]
+pub fn frame_ancestors(env: Env, origins: Option<Unknown<'_>>, environment: Option<Unknown<'_>>) -> Result<String> {
+    let (origins, environment) = checked_origins("origins", origins, environment).or_throw(&env)?;
+    Ok(widget::origins::frame_ancestors(&origins, environment))
+}
+
+/// Whether the widget page may talk to a parent page at `origin` (a browser's `event.origin`,
+/// compared exactly): one of `registered` (checked and made canonical first), or in sandbox
+/// any port of `http://localhost` or `http://127.0.0.1`.
+#[napi(ts_args_type = "origin: string, registered: Array<string>, environment: string")]
+pub fn origin_allowed(
+    env: Env,
+    origin: Option<Unknown<'_>>,
+    registered: Option<Unknown<'_>>,
+    environment: Option<Unknown<'_>>,
+) -> Result<bool> {
+    let run = || -> Read<bool> {
+        let origin = Arg::new("origin", origin).string()?;
+        let (registered, environment) = checked_origins("registered", registered, environment)?;
+        Ok(widget::origins::origin_allowed(&origin, &registered, environment))
+    };
+    run().or_throw(&env)
+}

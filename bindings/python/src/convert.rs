@@ -12,7 +12,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use pyo3::exceptions::{PyTypeError, PyUnicodeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PySequence, PyString, PyTuple};
+use rampart_core::widget::origins::MAX_ORIGINS;
 use rampart_core::{ContactId, Environment, Error, ErrorKind, PartnerId, Token};
 use serde_json::{Map, Number, Value};
 
@@ -48,6 +49,24 @@ pub(crate) fn text_arg(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<String> 
     let s = obj.downcast::<PyString>().map_err(|_| type_error(field, "a str", obj))?;
     // `to_str` fails exactly when the str holds a lone surrogate (it cannot be UTF-8).
     s.to_str().map(str::to_owned).map_err(|_| Error::not_unicode(field)).or_raise()
+}
+
+/// A list (or tuple, any sequence but a str or bytes) of origins as text. Items are named as the
+/// core names them (`widgetOrigins[1]`): an item that is not a str is a `TypeError`, a str that
+/// is not valid Unicode that item's 400. A list longer than the core allows is not read: as many
+/// empty items as one too many stand for it, so the core gives its own "at most 20" answer,
+/// before any item's (as it does for a list of valid text).
+pub(crate) fn origins_arg(obj: &Bound<'_, PyAny>, arg: &str) -> PyResult<Vec<String>> {
+    const WANT: &str = "a list of str";
+    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
+        return Err(type_error(arg, WANT, obj));
+    }
+    let seq = obj.downcast::<PySequence>().map_err(|_| type_error(arg, WANT, obj))?;
+    let n = seq.len()?;
+    if n > MAX_ORIGINS {
+        return Ok(vec![String::new(); MAX_ORIGINS + 1]);
+    }
+    (0..n).map(|i| text_arg(&seq.get_item(i)?, &format!("widgetOrigins[{i}]"))).collect()
 }
 
 /// An optional `str` argument (None is absent).

@@ -11,8 +11,8 @@ use rampart_core::{
 };
 
 use crate::convert::{
-    contact_arg, int_arg, opt_environment_arg, opt_text_arg, partner_arg, path_arg, py_repr, seconds_arg, text_arg,
-    token_arg, window_arg,
+    contact_arg, int_arg, opt_environment_arg, opt_text_arg, origins_arg, partner_arg, path_arg, py_repr, seconds_arg,
+    text_arg, token_arg, window_arg,
 };
 use crate::errors::Raise;
 
@@ -139,17 +139,28 @@ pub(crate) struct Partner {
     widget_button_url: Option<String>,
     #[pyo3(get)]
     two_factor_waived: bool,
+    /// The origins allowed to embed the widget, canonical (SPEC section 6.2).
+    #[pyo3(get)]
+    widget_origins: Vec<String>,
+    /// An operator approved the production widget (sandbox widgets need no approval).
+    #[pyo3(get)]
+    widget_approved: bool,
+}
+
+fn py_bool(b: bool) -> &'static str {
+    if b { "True" } else { "False" }
 }
 
 #[pymethods]
 impl Partner {
     fn __repr__(&self, py: Python<'_>) -> String {
         format!(
-            "Partner(id='{}', name={}, environment='{}', two_factor_waived={})",
+            "Partner(id='{}', name={}, environment='{}', two_factor_waived={}, widget_approved={})",
             self.id,
             py_repr(py, &self.name),
             self.environment,
-            if self.two_factor_waived { "True" } else { "False" }
+            py_bool(self.two_factor_waived),
+            py_bool(self.widget_approved)
         )
     }
 }
@@ -459,6 +470,8 @@ impl Service {
             widget_text: r.widget_text,
             widget_button_url: r.widget_button_url,
             two_factor_waived: r.two_factor_waived,
+            widget_origins: r.widget_origins,
+            widget_approved: r.widget_approved,
         })
     }
 
@@ -530,6 +543,39 @@ impl Service {
         let p = partner_arg(partner_id)?;
         let operator = text_arg(operator, "operator")?;
         self.call(py, move |s| s.set_2fa_waiver(&operator, &p, waived))
+    }
+
+    /// Replace the origins allowed to embed the partner's widget (SPEC section 6.2); returns
+    /// them canonical. An empty list removes them all.
+    fn set_widget_origins(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        origins: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<String>> {
+        let p = partner_arg(partner_id)?;
+        let origins = origins_arg(origins, "origins")?;
+        self.call(py, move |s| s.set_widget_origins(&p, &origins))
+    }
+
+    fn widget_origins(&self, py: Python<'_>, partner_id: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+        let p = partner_arg(partner_id)?;
+        self.call(py, move |s| s.widget_origins(&p))
+    }
+
+    /// Approve (or withdraw the approval of) the partner's production widget: an operator
+    /// action, audit-logged (`partner.approve_widget` / `partner.unapprove_widget`).
+    #[pyo3(signature = (partner_id, approved, *, operator))]
+    fn set_widget_approval(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        approved: bool,
+        operator: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let p = partner_arg(partner_id)?;
+        let operator = text_arg(operator, "operator")?;
+        self.call(py, move |s| s.set_widget_approval(&operator, &p, approved))
     }
 
     // ---- the 2FA lifecycle ----

@@ -14,10 +14,10 @@ use rampart_core::widget::{
 use serde_json::{Map, Value};
 
 use crate::convert::{
-    environment_arg, int_arg, key_text, map_to_dict, opt_environment_arg, opt_text_arg, py_repr, seconds_arg, text_arg,
-    time_arg, to_json,
+    environment_arg, int_arg, key_text, map_to_dict, opt_environment_arg, opt_text_arg, origins_arg, py_repr,
+    seconds_arg, text_arg, time_arg, to_json,
 };
-use crate::errors::{signature_error, widget_error};
+use crate::errors::{Raise, signature_error, widget_error};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<WidgetConfig>()?;
@@ -37,6 +37,9 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(iframe_snippet, m)?)?;
     m.add_function(wrap_pyfunction!(csp_directives, m)?)?;
     m.add_function(wrap_pyfunction!(validate_address, m)?)?;
+    m.add_function(wrap_pyfunction!(check_origins, m)?)?;
+    m.add_function(wrap_pyfunction!(frame_ancestors, m)?)?;
+    m.add_function(wrap_pyfunction!(origin_allowed, m)?)?;
     Ok(())
 }
 
@@ -661,4 +664,48 @@ fn validate_address(
             message: Some(e.message()),
         },
     })
+}
+
+// ---- who may embed the widget (SPEC section 6.2) ----
+
+/// The origins checked for a partner of `environment` and made canonical (as a browser
+/// serialises `event.origin`): at most 20, none twice, https only in production. Raises
+/// `InvalidInputError` naming the index (`widgetOrigins[1] must be https in production`).
+fn checked_origins(
+    origins: &Bound<'_, PyAny>,
+    arg: &str,
+    environment: &Bound<'_, PyAny>,
+) -> PyResult<(Vec<String>, Environment)> {
+    let (origins, environment) = (origins_arg(origins, arg)?, environment_arg(environment, "environment")?);
+    Ok((widget::origins::check_origins(&origins, environment).or_raise()?, environment))
+}
+
+/// Check a list of embedding origins for `environment`; returns them canonical, in order.
+#[pyfunction]
+fn check_origins(origins: &Bound<'_, PyAny>, environment: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    checked_origins(origins, "origins", environment).map(|(o, _)| o)
+}
+
+/// The `Content-Security-Policy` directive the widget page sends for these origins
+/// (`frame-ancestors ...`; sandbox adds `http://localhost:*` and `http://127.0.0.1:*`,
+/// production with none is `'none'`). The origins are checked first, as `check_origins` does,
+/// so nothing but origins reaches the header.
+#[pyfunction]
+fn frame_ancestors(origins: &Bound<'_, PyAny>, environment: &Bound<'_, PyAny>) -> PyResult<String> {
+    let (origins, environment) = checked_origins(origins, "origins", environment)?;
+    Ok(widget::origins::frame_ancestors(&origins, environment))
+}
+
+/// Whether the widget page may talk to a parent page at `origin` (a browser's `event.origin`,
+/// compared exactly): one of `registered` (checked and made canonical first), or in sandbox any
+/// port of `http://localhost` or `http://127.0.0.1`.
+#[pyfunction]
+fn origin_allowed(
+    origin: &Bound<'_, PyAny>,
+    registered: &Bound<'_, PyAny>,
+    environment: &Bound<'_, PyAny>,
+) -> PyResult<bool> {
+    let origin = text_arg(origin, "origin")?;
+    let (registered, environment) = checked_origins(registered, "registered", environment)?;
+    Ok(widget::origins::origin_allowed(&origin, &registered, environment))
 }
