@@ -360,6 +360,8 @@ fn serve(cli: Cli) -> Result<(), Failure> {
         let address = listener.local_addr()?;
         // Before anything is printed: a SIGTERM from then on shuts down gracefully.
         let shutdown = rampart_server::shutdown_signal();
+        let public_url = public_url(cli.public_url.as_deref(), address)?;
+        let widget = widget_config(&public_url, environment)?;
         if environment == Environment::Sandbox {
             let svc = service.clone();
             let created = tokio::task::spawn_blocking(move || -> rampart_core::Result<_> {
@@ -372,14 +374,12 @@ fn serve(cli: Cli) -> Result<(), Failure> {
             .await?
             .map_err(explain)?;
             if let Some(creds) = created {
-                print_demo(&creds, address);
+                print_demo(&creds, address, &public_url);
             }
         }
         tracing::info!(%address, environment = environment.as_str(), db = %cli.db.display(), "listening");
         let limits = connection_limits(&cli);
         tracing::info!(max_connections = limits.max_connections, "connection limits");
-        let public_url = public_url(cli.public_url.as_deref(), address)?;
-        let widget = widget_config(&public_url, environment)?;
         tracing::info!(public_url = %public_url, "widget root {}", widget.root(environment));
         let app = rampart_server::app_with_widget(service, widget);
         rampart_server::serve_with(listener, app, limits, shutdown).await?;
@@ -433,7 +433,7 @@ fn reachable(address: std::net::SocketAddr) -> std::net::SocketAddr {
 }
 
 /// The one place a key is printed: to stdout, for the newcomer who just ran `make run`.
-fn print_demo(creds: &PartnerCredentials, address: std::net::SocketAddr) {
+fn print_demo(creds: &PartnerCredentials, address: std::net::SocketAddr, public_url: &str) {
     let reach = reachable(address);
     let contact = uuid::Uuid::new_v4();
     println!("No partner yet: created a sandbox demo partner. Its secret key is shown only this once.");
@@ -445,6 +445,8 @@ fn print_demo(creds: &PartnerCredentials, address: std::net::SocketAddr) {
         "  curl -s -H 'Authorization: Bearer {}' 'http://{reach}/v1/auth/create2fa?contactId={contact}'",
         creds.secret_key.expose()
     );
+    println!("Open the widget (sandbox: any http://localhost or 127.0.0.1 page may also embed it):");
+    println!("  {public_url}/widget/?publicKey={}", creds.publishable_key);
 }
 
 fn credentials_json(creds: &PartnerCredentials) -> serde_json::Value {

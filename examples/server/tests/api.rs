@@ -1175,6 +1175,8 @@ async fn the_loader_is_served_immutable_with_its_sri() {
     let want = format!("sha384-{}", base64::engine::general_purpose::STANDARD.encode(sha2::Sha384::digest(&committed)));
     assert_eq!(sri.text.trim_end(), want);
     assert_eq!(sri.text.lines().count(), 1);
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    assert!(readme.contains(&format!("integrity=\"{want}\"")), "README.md's embed example has a stale integrity value");
     s.stop().await;
 }
 

@@ -505,8 +505,18 @@ async fn first_start_prints_a_demo_partner_and_a_working_curl_line_then_restarts
         assert_eq!(mode(&db), 0o600);
     }
 
-    // Paste the curl line: a QR code.
+    // The printed widget URL opens the widget page.
+    while !server.stdout.iter().any(|l| l.contains("/widget/?publicKey=")) {
+        assert!(server.take(Duration::from_secs(10)), "no widget line; stdout: {:?}", server.stdout);
+    }
+    let widget = server.stdout.iter().find(|l| l.contains("/widget/?publicKey=")).unwrap().trim().to_owned();
+    assert!(widget.starts_with(&format!("http://{address}/widget/?publicKey=pk_sandbox_")), "{widget}");
     let client = common::client();
+    let page = client.get(&widget).send().await.unwrap();
+    assert_eq!(page.status().as_u16(), 200);
+    assert!(page.headers()["content-security-policy"].to_str().unwrap().contains("frame-ancestors http://localhost:*"));
+
+    // Paste the curl line: a QR code.
     let resp = client.get(&url).header("authorization", format!("Bearer {key}")).send().await.unwrap();
     assert_eq!(resp.status().as_u16(), 200);
     assert_eq!(resp.headers()["cache-control"], "no-store");
@@ -535,7 +545,8 @@ async fn first_start_prints_a_demo_partner_and_a_working_curl_line_then_restarts
     }
     assert!(log.contains(r#"method=GET route="/v1/auth/create2fa" status=200"#), "{log}");
     assert!(log.contains(r#"method=POST route="/v1/auth/enable2fa" status=200"#), "{log}");
-    assert_eq!(stderr.iter().filter(|l| l.contains("rampart::http")).count(), 2);
+    assert!(log.contains(r#"method=GET route="/widget/" status=200"#), "{log}");
+    assert_eq!(stderr.iter().filter(|l| l.contains("rampart::http")).count(), 3);
     assert!(log.contains("shutdown signal received"));
     // The key appears on stdout only in the demo block.
     assert!(stdout.iter().filter(|l| l.contains(&key)).count() == 2);
