@@ -54,6 +54,14 @@ pub const MAX_HEADER_BYTES: usize = 32 * 1024;
 /// Time a kept-alive connection may wait for its next request.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Time a request body (at most 64 KiB) may take once its head has arrived.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The body timeout of a request's connection, carried as a request extension for the body
+/// reader ([`crate::input`]).
+#[derive(Clone, Copy, Debug)]
+pub struct BodyTimeout(pub Duration);
+
 /// File descriptors left for everything but client connections (stdio, the listener, tokio's
 /// own, the SQLite files of every reader and the writer), on top of four per core.
 const RESERVED_FDS: u64 = 64;
@@ -85,6 +93,9 @@ pub struct ConnectionLimits {
     pub max_header_bytes: usize,
     /// Time a kept-alive connection may wait for its next request ([`IDLE_TIMEOUT`]).
     pub idle_timeout: Duration,
+    /// Time a request body may take once the head has arrived ([`BODY_TIMEOUT`]); beyond it the
+    /// request is answered 400 and the connection closed.
+    pub body_timeout: Duration,
     /// Connections open at once; more wait in the listen backlog
     /// ([`default_max_connections`]).
     pub max_connections: usize,
@@ -96,6 +107,7 @@ impl Default for ConnectionLimits {
             header_timeout: HEADER_TIMEOUT,
             max_header_bytes: MAX_HEADER_BYTES,
             idle_timeout: IDLE_TIMEOUT,
+            body_timeout: BODY_TIMEOUT,
             max_connections: default_max_connections(),
         }
     }
@@ -216,10 +228,13 @@ fn spawn_connection(
         header_timeout: limits.header_timeout,
         idle_timeout: limits.idle_timeout,
     });
-    // Each request carries the client's address (`ConnectInfo`), as `axum::serve` would give it.
+    let body_timeout = BodyTimeout(limits.body_timeout);
+    // Each request carries the client's address (`ConnectInfo`), as `axum::serve` would give
+    // it, and the body timeout.
     let app =
         tower::ServiceExt::map_request(app.clone(), move |mut req: axum::http::Request<hyper::body::Incoming>| {
             req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+            req.extensions_mut().insert(body_timeout);
             req
         });
     let conn = graceful.watch(http.serve_connection(io, TowerToHyperService::new(app)));

@@ -74,7 +74,14 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
         if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
             return Err(ErrorKind::PayloadTooLarge.into());
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+        // A body that stalls must not hold its connection for good (the head has its own
+        // timeout in `connections`).
+        let limit =
+            req.extensions().get::<crate::connections::BodyTimeout>().map_or(crate::connections::BODY_TIMEOUT, |t| t.0);
+        let read = tokio::time::timeout(limit, Bytes::from_request(req, state)).await.map_err(|_| {
+            ApiError::invalid("body", &format!("was not received within {} seconds", limit.as_secs().max(1)))
+        })?;
+        let bytes = read.map_err(|rejection| {
             if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::from(ErrorKind::PayloadTooLarge)
             } else {

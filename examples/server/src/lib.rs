@@ -48,7 +48,7 @@ use rampart_core::Service;
 use rampart_core::widget::WidgetConfig;
 
 pub use connections::{
-    ConnectionLimits, HEADER_TIMEOUT, IDLE_TIMEOUT, MAX_HEADER_BYTES, default_max_connections, serve_with,
+    BODY_TIMEOUT, ConnectionLimits, HEADER_TIMEOUT, IDLE_TIMEOUT, MAX_HEADER_BYTES, default_max_connections, serve_with,
 };
 pub use error::ApiError;
 pub use input::MAX_BODY_BYTES;

@@ -76,6 +76,10 @@ struct Cli {
     #[arg(long, env = "RAMPART_IDLE_TIMEOUT_MS", hide = true)]
     idle_timeout_ms: Option<u64>,
 
+    /// Test hook: the request body timeout in milliseconds (default 30 s).
+    #[arg(long, env = "RAMPART_BODY_TIMEOUT_MS", hide = true)]
+    body_timeout_ms: Option<u64>,
+
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -290,6 +294,9 @@ fn connection_limits(cli: &Cli) -> rampart_server::ConnectionLimits {
     }
     if let Some(ms) = cli.idle_timeout_ms {
         limits.idle_timeout = std::time::Duration::from_millis(ms);
+    }
+    if let Some(ms) = cli.body_timeout_ms {
+        limits.body_timeout = std::time::Duration::from_millis(ms);
     }
     limits
 }

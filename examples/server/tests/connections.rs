@@ -404,3 +404,22 @@ fn connections_over_the_cap_wait_until_one_closes() {
         assert_eq!(get_healthz(s), Some(200));
     }
 }
+
+#[test]
+fn a_stalled_body_is_answered_and_its_connection_freed() {
+    // Shortened body timeout (hidden test flag): 1 s; the default is 30 s.
+    let server = Server::start(&["--body-timeout-ms", "1000"]);
+    let mut s = server.connect();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let start = Instant::now();
+    s.write_all(b"POST /v1/widget/check HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 50\r\n\r\n{\"publ")
+        .unwrap();
+    let (status, _) = read_response(&mut s).expect("an answer");
+    let took = start.elapsed();
+    assert_eq!(status, 400);
+    assert!(took >= Duration::from_millis(900) && took < Duration::from_secs(3), "answered after {took:?}");
+    // The connection is not kept for the rest of the body.
+    assert!(wait_closed(&mut s, Duration::from_secs(3)).is_some(), "still open after a stalled body");
+    // Others are served meanwhile and after.
+    assert_eq!(get_healthz(&mut server.connect()), Some(200));
+}
