@@ -10,7 +10,7 @@ WIDGET_DIR := widget
 WIDGET_GEN ?= $(CARGO_TARGET_DIR)/widget-gen
 WIDGET_STAMP := $(WIDGET_DIR)/node_modules/.rampart-lock
 
-.PHONY: widget-test widget-deps widget-build widget-drift
+.PHONY: widget-test widget-deps widget-build widget-drift widget-e2e widget-e2e-tools widget-screenshots
 
 widget-deps:
 	@if ! cmp -s "$(WIDGET_DIR)/package-lock.json" "$(WIDGET_STAMP)"; then \
@@ -35,3 +35,28 @@ widget-test: widget-drift
 	cd $(WIDGET_DIR) && RAMPART_WIDGET_DIST="$(WIDGET_GEN)" $(NODE) --test --test-reporter=spec test/*.test.mjs
 	@echo "-- widget/v1/rampart.js: $$(wc -c < "$(WIDGET_GEN)/rampart.js") bytes, $$(gzip -9 -n -c "$(WIDGET_GEN)/rampart.js" | wc -c) bytes gzip -9 (budget 4096)"
 	@echo "-- widget page: page.js $$(wc -c < "$(WIDGET_GEN)/page.js") bytes, page.css $$(wc -c < "$(WIDGET_GEN)/page.css") bytes, index.html $$(wc -c < "$(WIDGET_GEN)/index.html") bytes; $$(( $$(gzip -9 -n -c "$(WIDGET_GEN)/page.js" | wc -c) + $$(gzip -9 -n -c "$(WIDGET_GEN)/page.css" | wc -c) + $$(gzip -9 -n -c "$(WIDGET_GEN)/index.html" | wc -c) )) bytes gzip -9 in all (budget 61440)"
+
+# End to end in a real browser (widget/e2e): Debian's Chromium (installed when missing; no
+# browser is ever downloaded) driven by playwright-core, against the real rampart-server binary
+# on 127.0.0.1 port 0 with temporary databases, partner pages served by the test from other
+# origins (http, and https with a throwaway self-signed certificate from openssl). Loopback
+# only; every test bounded (20 s). RAMPART_UPDATE_SCREENSHOTS=1 (make widget-screenshots)
+# also writes docs/widget/<screen>-<theme>.png; the normal run writes nothing.
+WIDGET_E2E_SERVER := $(CARGO_TARGET_DIR)/debug/rampart-server
+WIDGET_E2E_SCREENSHOTS ?= 0
+
+widget-e2e-tools:
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	@command -v openssl >/dev/null || (apt-get update -qq && apt-get install -y -qq openssl)
+
+widget-e2e: widget-deps widget-e2e-tools
+	$(CARGO) build -p rampart-server --locked
+	@echo "-- node --test e2e/*.test.mjs: $$(chromium --version 2>/dev/null | head -n1) via playwright-core $$(cd $(WIDGET_DIR) && $(NODE) -p 'require("playwright-core/package.json").version'), axe-core $$(cd $(WIDGET_DIR) && $(NODE) -p 'require("axe-core/package.json").version'), rampart-server on 127.0.0.1"
+	cd $(WIDGET_DIR) && RAMPART_E2E_SERVER="$(WIDGET_E2E_SERVER)" RAMPART_E2E_CHROMIUM="$$(command -v chromium)" \
+	  RAMPART_UPDATE_SCREENSHOTS=$(WIDGET_E2E_SCREENSHOTS) \
+	  timeout -k 10 600 $(NODE) --test --test-concurrency=1 --test-timeout=120000 --test-reporter=spec e2e/*.test.mjs
+
+# Rewrites docs/widget/*.png (each screen, light and dark, 420 x 550) from a full e2e run.
+widget-screenshots:
+	@$(MAKE) --no-print-directory widget-e2e WIDGET_E2E_SCREENSHOTS=1
+	@echo "-- docs/widget: $$(ls docs/widget/*.png | wc -l) screenshots"
