@@ -10,7 +10,7 @@ WIDGET_DIR := widget
 WIDGET_GEN ?= $(CARGO_TARGET_DIR)/widget-gen
 WIDGET_STAMP := $(WIDGET_DIR)/node_modules/.rampart-lock
 
-.PHONY: widget-test widget-deps widget-build widget-drift widget-e2e widget-e2e-tools widget-screenshots
+.PHONY: widget-test widget-deps widget-build widget-drift widget-e2e widget-e2e-tools widget-screenshots widget-bench
 
 widget-deps:
 	@if ! cmp -s "$(WIDGET_DIR)/package-lock.json" "$(WIDGET_STAMP)"; then \
@@ -60,3 +60,11 @@ widget-e2e: widget-deps widget-e2e-tools
 widget-screenshots:
 	@$(MAKE) --no-print-directory widget-e2e WIDGET_E2E_SCREENSHOTS=1
 	@echo "-- docs/widget: $$(ls docs/widget/*.png | wc -l) screenshots"
+
+# Not part of `make test`: render -> ready over 20 cold loads in Chromium against a release
+# server, beside a bare iframe of a static page (the floor); results go into docs/BENCHMARKS.md.
+WIDGET_BENCH_LOADS ?= 20
+widget-bench: widget-deps widget-e2e-tools
+	$(CARGO) build -p rampart-server --locked --release
+	cd $(WIDGET_DIR) && RAMPART_E2E_SERVER="$(CARGO_TARGET_DIR)/release/rampart-server" \
+	  RAMPART_E2E_CHROMIUM="$$(command -v chromium)" timeout -k 10 600 $(NODE) e2e/bench.mjs $(WIDGET_BENCH_LOADS)
