@@ -16,8 +16,9 @@ use crate::partner::Environment;
 pub const IFRAME_ALLOW: &str = "payment; camera; microphone; clipboard-write";
 /// The `referrerpolicy` of the iframe, stated explicitly rather than left to the browser.
 pub const IFRAME_REFERRER_POLICY: &str = "strict-origin-when-cross-origin";
-/// The script file under the environment's root.
-pub const SDK_FILE: &str = "sdk.js";
+/// The loader under the environment's root: its path carries the major version (`v1`), so
+/// it can be served as immutable; the loader takes the widget's root from its own URL (`../`).
+pub const SDK_FILE: &str = "v1/rampart.js";
 
 /// Why a snippet could not be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -125,11 +126,11 @@ pub fn render_options_json(options: &ValidatedOptions, config: &WidgetConfig) ->
     out
 }
 
-/// The SDK script's URL: `<root>/sdk.js`, whatever path the root has.
+/// The loader's URL: `<root>/v1/rampart.js`, whatever path the root has.
 pub fn sdk_url(environment: Environment, config: &WidgetConfig) -> String {
     let mut url = config.root(environment).clone();
     if let Ok(mut segments) = url.path_segments_mut() {
-        segments.pop_if_empty().push(SDK_FILE);
+        segments.pop_if_empty().extend(SDK_FILE.split('/'));
     }
     url.into()
 }
@@ -139,7 +140,7 @@ pub fn sdk_url(environment: Environment, config: &WidgetConfig) -> String {
 ///
 /// ```text
 /// <div id="{targetContainerId}"></div>
-/// <script src="{root}/sdk.js"></script>
+/// <script src="{root}/v1/rampart.js"></script>
 /// <script>Rampart.render({options});</script>
 /// <noscript><a href="{canonical URL}" target="_blank" rel="noopener noreferrer">Open the Rampart widget</a></noscript>
 /// ```
@@ -294,9 +295,9 @@ mod tests {
     #[test]
     fn sdk_and_csp() {
         let config = WidgetConfig::default();
-        assert_eq!(sdk_url(Environment::Production, &config), "https://widget.rampart.network/sdk.js");
+        assert_eq!(sdk_url(Environment::Production, &config), "https://widget.rampart.network/v1/rampart.js");
         let custom = config.clone().with_sandbox_root("https://example.com:8443/w").expect("valid root");
-        assert_eq!(sdk_url(Environment::Sandbox, &custom), "https://example.com:8443/w/sdk.js");
+        assert_eq!(sdk_url(Environment::Sandbox, &custom), "https://example.com:8443/w/v1/rampart.js");
         assert_eq!(
             csp_directives(Environment::Sandbox, &custom).to_header_value(),
             "frame-src https://example.com:8443; script-src https://example.com:8443"

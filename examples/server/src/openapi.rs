@@ -448,7 +448,9 @@ pub fn document_for(environment: Environment, widget: &WidgetConfig) -> Value {
             "/v1/widget/snippet": { "post": widget_route(
                 "Script and iframe snippets and the host page's CSP directives (extension)",
                 "widgetSnippet",
-                json!([]),
+                json!([{ "name": "nonce", "in": "query", "required": false,
+                    "description": "A CSP nonce put on both script elements: 1 to 256 characters of A-Z a-z 0-9 + / = - _",
+                    "schema": { "type": "string", "pattern": "^[A-Za-z0-9+/=_-]{1,256}$" } }]),
                 widget_options_schema(Target::Script, environment, widget),
                 json!({ "script": { "type": "string" }, "iframe": { "type": "string" },
                     "csp": { "type": "object", "properties": { "frameSrc": { "type": "string" }, "scriptSrc": { "type": "string" } } },

@@ -16,7 +16,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use rampart_core::widget::{
     IframeOptions, Target, Validation, WidgetConfig, build_url, csp_directives, iframe_snippet, script_snippet,
-    sign_url, validate,
+    script_snippet_with_nonce, sign_url, validate,
 };
 use rampart_core::{Environment, ErrorKind, PartnerId, Service};
 use serde::Serialize;
@@ -160,19 +160,30 @@ struct Snippets<'a> {
     mode: rampart_core::widget::Mode,
 }
 
-/// POST /v1/widget/snippet: the script snippet, the iframe snippet and the host page's CSP
-/// directives, from options checked for the script.
-pub async fn snippet(State(state): State<AppState>, bearer: Bearer, body: Result<JsonObject, ApiError>) -> Response {
-    let input = body.and_then(JsonObject::into_fields);
+/// POST /v1/widget/snippet[?nonce=N]: the script snippet (with a CSP `nonce` on both script
+/// elements when given), the iframe snippet and the host page's CSP directives, from options
+/// checked for the script.
+pub async fn snippet(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    RawQuery(query): RawQuery,
+    body: Result<JsonObject, ApiError>,
+) -> Response {
+    let nonce = Query::parse(query.as_deref()).and_then(|q| Ok(q.get("nonce")?.map(str::to_owned)));
+    let input = nonce.and_then(|nonce| Ok((nonce, body?.into_fields()?)));
     let widget = state.widget.clone();
-    let done = as_partner(&state, bearer, ErrorKind::Internal, input, move |s, partner, options| {
-        check(s, partner, options, Target::Script, &widget)
+    let done = as_partner(&state, bearer, ErrorKind::Internal, input, move |s, partner, (nonce, options)| {
+        Ok((nonce, check(s, partner, options, Target::Script, &widget)?))
     })
     .await;
     let widget = state.widget.clone();
-    done.respond(move |validation| {
+    done.respond(move |(nonce, validation)| {
         let Some(options) = &validation.options else { return invalid(&validation) };
-        match script_snippet(options, &widget) {
+        let script = match &nonce {
+            Some(nonce) => script_snippet_with_nonce(options, nonce, &widget),
+            None => script_snippet(options, &widget),
+        };
+        match script {
             Ok(script) => {
                 let snippets = Snippets {
                     script,
@@ -183,6 +194,9 @@ pub async fn snippet(State(state): State<AppState>, bearer: Bearer, body: Result
                 };
                 body_response(StatusCode::OK, "Widget snippets built.", snippets)
             }
+            Err(rampart_core::widget::SnippetError::NonceInvalid) => axum::response::IntoResponse::into_response(
+                ApiError::invalid("nonce", "must be 1 to 256 characters of A-Z a-z 0-9 + / = - _"),
+            ),
             // Options checked for the script always make one; answer as bad input if not.
             Err(e) => axum::response::IntoResponse::into_response(ApiError::invalid("options", e.message())),
         }

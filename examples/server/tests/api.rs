@@ -1220,3 +1220,22 @@ async fn the_widget_page_is_framed_only_by_the_partners_origins() {
     assert_eq!((r.status, r.header("content-type")), (200, Some("text/html; charset=utf-8")), "followed the redirect");
     s.stop().await;
 }
+
+#[tokio::test]
+async fn the_script_snippet_loads_the_served_loader_and_takes_a_nonce() {
+    let s = Server::sandbox().await;
+    let (_, key) = s.partner();
+    let k = Some(key.as_str());
+    let options = json!({ "targetContainerId": "buy" });
+    let r = s.post("/v1/widget/snippet", k, &options).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let script = r.body["script"].as_str().unwrap();
+    assert!(script.contains("https://widget-sandbox.rampart.network/v1/rampart.js\"></script>"), "{script}");
+    let r = s.post("/v1/widget/snippet?nonce=r4nd0m%2B%2F%3D", k, &options).await;
+    let script = r.body["script"].as_str().unwrap();
+    assert_eq!(script.matches(" nonce=\"r4nd0m+/=\"").count(), 2, "{script}");
+    s.post("/v1/widget/snippet?nonce=bad%20nonce", k, &options)
+        .await
+        .assert_error(400, "nonce must be 1 to 256 characters of A-Z a-z 0-9 + / = - _");
+    s.stop().await;
+}
