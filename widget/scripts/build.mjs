@@ -1,6 +1,6 @@
 // Builds into OUT_DIR (default dist/):
 // - the loader: rampart.js (minified IIFE, ES2019), rampart.js.sri (one line, sha384-<base64>
-//   of rampart.js) and rampart.d.ts (copied from types/);
+//   of rampart.js), rampart.d.ts (copied from types/) and envelope.schema.json (from schema/);
 // - the widget page: page.js (src/page/main.ts, minified IIFE, ES2019), page.css
 //   (src/page/page.css, minified) and index.html (src/page/index.html with the sha384
 //   integrity of both filled in; no inline script or style, for a strict CSP).
@@ -35,6 +35,8 @@ writeFileSync(join(out, "rampart.js"), js);
 const sri = "sha384-" + createHash("sha384").update(js).digest("base64");
 writeFileSync(join(out, "rampart.js.sri"), sri + "\n");
 copyFileSync(join(here, "types", "rampart.d.ts"), join(out, "rampart.d.ts"));
+// The message envelope's JSON Schema, beside the declaration partners use.
+copyFileSync(join(here, "schema", "envelope.schema.json"), join(out, "envelope.schema.json"));
 console.log(`-- built ${join(out, "rampart.js")} (${js.length} bytes, ${sri})`);
 
 const page = await build({
