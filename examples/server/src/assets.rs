@@ -65,7 +65,7 @@ fn html(status: StatusCode, body: Vec<u8>, csp: &str) -> Response {
 
 /// The answer when no partner goes with the page: a short explanation no page may frame.
 fn explanation(status: StatusCode, what: &str) -> Response {
-    let text = crate::widget_escape(what);
+    let text = rampart_core::widget::escape_html(what);
     let body = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Rampart widget</title></head>\
          <body><h1>This widget cannot open</h1><p>{text}</p></body></html>"
@@ -90,23 +90,24 @@ pub async fn page(
         }
         Err(_) => return explanation(StatusCode::BAD_REQUEST, "The widget URL is not well formed."),
     };
-    let service = state.service.clone();
-    let found = tokio::task::spawn_blocking(move || service.partner_by_publishable_key(&key)).await;
+    let found = crate::handlers::blocking(&state, rampart_core::ErrorKind::Internal, move |s| {
+        s.partner_by_publishable_key(&key)
+    })
+    .await;
     match found {
-        Ok(Ok(Some(partner))) => {
+        Ok(Some(partner)) => {
             let ancestors =
                 rampart_core::widget::origins::frame_ancestors(&partner.widget_origins, partner.environment);
             html(StatusCode::OK, PAGE_HTML.to_vec(), &page_csp(&ancestors))
         }
-        Ok(Ok(None)) => explanation(
+        Ok(None) => explanation(
             StatusCode::NOT_FOUND,
             "No partner of this environment has this publishable key: check the publicKey of the widget URL.",
         ),
-        Ok(Err(e)) => {
+        Err(crate::ApiError(e)) => {
             tracing::error!(cause = ?e.cause().map(ToString::to_string), "widget page: partner lookup failed");
             explanation(StatusCode::INTERNAL_SERVER_ERROR, "The widget is unavailable; try again later.")
         }
-        Err(_) => explanation(StatusCode::INTERNAL_SERVER_ERROR, "The widget is unavailable; try again later."),
     }
 }
 

@@ -107,11 +107,6 @@ pub fn app_with_widget(service: Arc<Service>, widget: WidgetConfig) -> Router {
         .with_state(state)
 }
 
-/// Text made safe for HTML content and attribute values.
-pub(crate) fn widget_escape(text: &str) -> String {
-    rampart_core::widget::escape_html(text)
-}
-
 /// One line per request: method, matched route (never the query string), status, latency.
 async fn log_request(req: Request, next: Next) -> Response {
     let start = Instant::now();
