@@ -9,6 +9,7 @@ import { createServer as createHttpsServer } from "node:https";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { after, before } from "node:test";
 import { chromium } from "playwright-core";
 
 export const E2E_DIR = dirname(fileURLToPath(import.meta.url));
@@ -335,4 +336,27 @@ export async function seriousViolations(frame) {
     if (!result.passes.includes(rule) && !result.violations.some((v) => v.id === rule)) throw new Error(`axe-core did not check ${rule}`);
   }
   return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+/**
+ * The usual setup of a `describe` block: a sandbox server with one partner ("Acme Shop"),
+ * `sites` partner sites on 127.0.0.1 and a browser, started in a `before` hook and stopped in an
+ * `after` hook registered here. The returned object is filled in when the hook has run.
+ */
+export function sandboxSuite(prefix, { sites = 1 } = {}) {
+  const suite = { dir: undefined, server: undefined, partner: undefined, sites: [], browser: undefined };
+  before(async () => {
+    suite.dir = tempDir(prefix);
+    suite.server = await startServer({ dir: suite.dir, before: (db) => createPartner(db, "Acme Shop") });
+    suite.partner = suite.server.made;
+    for (let i = 0; i < sites; i++) suite.sites.push(await startPartnerSite());
+    suite.browser = await launchBrowser();
+  });
+  after(async () => {
+    if (suite.browser) await suite.browser.close();
+    for (const site of suite.sites) await site.stop();
+    if (suite.server) await suite.server.stop();
+    cleanup(suite.dir);
+  });
+  return suite;
 }

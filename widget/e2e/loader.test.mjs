@@ -2,22 +2,17 @@
 // errors, the iframe's attributes against POST /v1/widget/url, which messages reach onEvent,
 // escaping of hostile option text, and secret keys refused before any request.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 import {
   BTC_ADDRESS,
   ETH_ADDRESS,
   TEST_TIMEOUT,
   api,
-  cleanup,
-  createPartner,
   events,
   heading,
-  launchBrowser,
   openPage,
   render,
-  startPartnerSite,
-  startServer,
-  tempDir,
+  sandboxSuite,
   waitForEvents,
   widgetFrame,
 } from "./harness.mjs";
@@ -25,23 +20,11 @@ import {
 const T = { timeout: TEST_TIMEOUT };
 
 describe("loader in Chromium (sandbox server)", () => {
-  let dir, server, site, thirdSite, browser, partner;
-
-  before(async () => {
-    dir = tempDir("rampart-e2e-loader-");
-    server = await startServer({ dir, before: (db) => createPartner(db, "Acme Shop") });
-    partner = server.made;
-    site = await startPartnerSite();
-    thirdSite = await startPartnerSite();
-    browser = await launchBrowser();
-  });
-
-  after(async () => {
-    if (browser) await browser.close();
-    if (site) await site.stop();
-    if (thirdSite) await thirdSite.stop();
-    if (server) await server.stop();
-    cleanup(dir);
+  const suite = sandboxSuite("rampart-e2e-loader-", { sites: 2 });
+  let server, site, thirdSite, browser, partner;
+  before(() => {
+    ({ server, browser, partner } = suite);
+    [site, thirdSite] = suite.sites;
   });
 
   test("1. loaded twice: one global; a second render into one container and an absent container are coded errors", T, async () => {

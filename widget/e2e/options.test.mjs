@@ -21,6 +21,7 @@ import {
   openPage,
   registerOrigins,
   render,
+  sandboxSuite,
   seriousViolations,
   startPartnerSite,
   startServer,
@@ -90,21 +91,11 @@ function look(frame) {
 }
 
 describe("widget options in Chromium (sandbox server)", () => {
-  let dir, server, site, browser, partner;
-
-  before(async () => {
-    dir = tempDir("rampart-e2e-options-");
-    server = await startServer({ dir, before: (db) => createPartner(db, "Acme Shop") });
-    partner = server.made;
-    site = await startPartnerSite();
-    browser = await launchBrowser();
-  });
-
-  after(async () => {
-    if (browser) await browser.close();
-    if (site) await site.stop();
-    if (server) await server.stop();
-    cleanup(dir);
+  const suite = sandboxSuite("rampart-e2e-options-");
+  let server, site, browser, partner;
+  before(() => {
+    ({ server, browser, partner } = suite);
+    [site] = suite.sites;
   });
 
   /**

@@ -3,22 +3,17 @@
 // at 420 x 550, no horizontal scroll at 320 x 568. With RAMPART_UPDATE_SCREENSHOTS=1 (make
 // widget-screenshots) each screen is written to docs/widget/<screen>-<theme>.png.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 import {
   ETH_ADDRESS,
   TEST_TIMEOUT,
   api,
-  cleanup,
-  createPartner,
   heading,
-  launchBrowser,
   maybeScreenshot,
   openPage,
   render,
+  sandboxSuite,
   seriousViolations,
-  startPartnerSite,
-  startServer,
-  tempDir,
   waitForEvents,
   widgetFrame,
 } from "./harness.mjs";
@@ -71,21 +66,11 @@ async function assertNoHorizontalScroll(frame, screen, width) {
 }
 
 describe("widget screens in Chromium (sandbox server)", () => {
-  let dir, server, site, browser, partner;
-
-  before(async () => {
-    dir = tempDir("rampart-e2e-screens-");
-    server = await startServer({ dir, before: (db) => createPartner(db, "Acme Shop") });
-    partner = server.made;
-    site = await startPartnerSite();
-    browser = await launchBrowser();
-  });
-
-  after(async () => {
-    if (browser) await browser.close();
-    if (site) await site.stop();
-    if (server) await server.stop();
-    cleanup(dir);
+  const suite = sandboxSuite("rampart-e2e-screens-");
+  let server, site, browser, partner;
+  before(() => {
+    ({ server, browser, partner } = suite);
+    [site] = suite.sites;
   });
 
   /** Keyboard only, home -> coin -> amount (with an error first) -> address -> summary. On each
