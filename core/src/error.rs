@@ -246,8 +246,16 @@ impl Error {
             "twoFactorIssuer" | "issuer" => ErrorKind::IssuerInvalid.into(),
             "widgetText" | "widget_text" | "text" => ErrorKind::WidgetTextInvalid.into(),
             "widgetButtonURL" | "widget_button_url" | "url" => ErrorKind::WidgetButtonUrlInvalid.into(),
-            _ => Self::invalid_input(field, "must be valid Unicode text"),
+            _ => Self::not_unicode_at(field),
         }
+    }
+
+    /// The 400 for text that is not valid Unicode at a place with no error of its own (a widget
+    /// option's path, a QR code's text): always `<place> must be valid Unicode text`, whatever
+    /// the name reads, so an option that happens to be called `url` is not taken for the
+    /// partner's widget button URL.
+    pub fn not_unicode_at(place: &str) -> Self {
+        Self::invalid_input(place, "must be valid Unicode text")
     }
 
     /// A 429 telling the caller to wait `seconds` (whole seconds, rounded up).
@@ -379,6 +387,7 @@ mod tests {
         assert_eq!(Error::not_unicode("twoFactorIssuer").kind(), ErrorKind::IssuerInvalid);
         assert_eq!(Error::not_unicode("widgetText").kind(), ErrorKind::WidgetTextInvalid);
         assert_eq!(Error::not_unicode("widgetButtonURL").kind(), ErrorKind::WidgetButtonUrlInvalid);
+        assert_eq!(Error::not_unicode_at("url").message(), "url must be valid Unicode text");
         let other = Error::not_unicode("label");
         assert_eq!((other.kind(), other.message()), (ErrorKind::InvalidInput, "label must be valid Unicode text"));
     }

@@ -182,7 +182,7 @@ fn not_unicode_in_json(bytes: &[u8], arg: &str) -> Option<Error> {
     }
     let whole = || Error::not_unicode(arg);
     let Ok(value) = serde_json::from_str::<Value>(&text) else { return Some(whole()) };
-    Some(find_marker(&value, marker, "", arg).map_or_else(whole, |field| not_unicode_plain(&field)))
+    Some(find_marker(&value, marker, "", arg).map_or_else(whole, |field| Error::not_unicode_at(&field)))
 }
 
 /// JSON text with each sequence that is not valid Unicode replaced by one marker.
@@ -252,7 +252,9 @@ pub(crate) unsafe fn origins_arg(ptr: *const c_char, name: &str) -> Result<Vec<S
         .into_iter()
         .enumerate()
         .map(|(i, item)| match item {
-            Value::String(s) if found && s.contains(marker) => Err(not_unicode_plain(&format!("widgetOrigins[{i}]"))),
+            Value::String(s) if found && s.contains(marker) => {
+                Err(Error::not_unicode_at(&format!("widgetOrigins[{i}]")))
+            }
             Value::String(s) => Ok(s),
             _ => Err(Error::invalid_input(&format!("widgetOrigins[{i}]"), "must be a string")),
         })
@@ -262,17 +264,6 @@ pub(crate) unsafe fn origins_arg(ptr: *const c_char, name: &str) -> Result<Vec<S
 /// A list of origins as a library string: a compact JSON array of strings.
 pub(crate) fn origins_string(origins: &[String]) -> Result<*mut c_char, Error> {
     json_string(&json!(origins))
-}
-
-/// [`Error::not_unicode`] for a path that is not one of the fields with an error of their own
-/// (an option that happens to be called `url` is not the partner's widget button URL).
-fn not_unicode_plain(name: &str) -> Error {
-    let error = Error::not_unicode(name);
-    if error.kind() == ErrorKind::InvalidInput {
-        error
-    } else {
-        Error::invalid_input(name, "must be valid Unicode text")
-    }
 }
 
 /// JSON text with every `\uXXXX` escape of a lone surrogate (a high one not followed by a low

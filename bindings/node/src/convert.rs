@@ -61,7 +61,7 @@ pub(crate) fn not_unicode(field: &str) -> CoreError {
     match field {
         // The core reads these two as the widget settings' short names; here they are
         // `qrPngDataUri`'s text and `parseUrl`'s URL, which have no error of their own.
-        "text" | "url" => CoreError::invalid_input(field, "must be valid Unicode text"),
+        "text" | "url" => CoreError::not_unicode_at(field),
         "widgetButtonUrl" => CoreError::not_unicode("widgetButtonURL"),
         _ => CoreError::not_unicode(field),
     }
@@ -280,7 +280,7 @@ impl Json {
 
     fn not_unicode(&self, path: &str) -> CoreError {
         let name = if path.is_empty() { self.root } else { path };
-        CoreError::invalid_input(name, "must be valid Unicode text")
+        CoreError::not_unicode_at(name)
     }
 
     /// The value at `path`, or `None` for `undefined` (an object property left out, as

@@ -14,7 +14,7 @@ use pyo3::exceptions::{PyTypeError, PyUnicodeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PySequence, PyString, PyTuple};
 use rampart_core::widget::origins::MAX_ORIGINS;
-use rampart_core::{ContactId, Environment, Error, ErrorKind, PartnerId, Token};
+use rampart_core::{ContactId, Environment, Error, PartnerId, Token};
 use serde_json::{Map, Number, Value};
 
 use crate::errors::Raise;
@@ -24,18 +24,6 @@ const MAX_DEPTH: usize = 32;
 
 /// The rule of every Unix time or duration argument (an int, or a float rounded down).
 const SECONDS_RULE: &str = "must be a number of seconds from 0 to 18446744073709551615";
-
-/// [`Error::not_unicode`] for a name that is not one of the fields with an error of their own:
-/// a widget option path or a QR code's text that happens to read `url` or `text` is not the
-/// partner's widget button URL or text.
-pub(crate) fn not_unicode_plain(name: &str) -> Error {
-    let error = Error::not_unicode(name);
-    if error.kind() == ErrorKind::InvalidInput {
-        error
-    } else {
-        Error::invalid_input(name, "must be valid Unicode text")
-    }
-}
 
 fn type_error(field: &str, want: &str, obj: &Bound<'_, PyAny>) -> PyErr {
     let got = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".to_owned());
@@ -247,7 +235,7 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize, path: &str, arg: &str) -> Py
     }
     if let Ok(s) = obj.downcast::<PyString>() {
         let name = if path.is_empty() { arg } else { path };
-        return s.to_str().map(|t| Value::String(t.to_owned())).map_err(|_| not_unicode_plain(name)).or_raise();
+        return s.to_str().map(|t| Value::String(t.to_owned())).map_err(|_| Error::not_unicode_at(name)).or_raise();
     }
     if obj.is_instance_of::<PyInt>() {
         if let Ok(v) = obj.extract::<i64>() {
@@ -291,7 +279,7 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize, path: &str, arg: &str) -> Py
 pub(crate) fn key_text(key: &Bound<'_, PyString>, path: &str, arg: &str) -> PyResult<String> {
     key.to_str()
         .map(str::to_owned)
-        .map_err(|_| crate::errors::to_py(not_unicode_plain(if path.is_empty() { arg } else { path })))
+        .map_err(|_| crate::errors::to_py(Error::not_unicode_at(if path.is_empty() { arg } else { path })))
 }
 
 /// JSON as Python: objects become dicts, arrays lists.

@@ -7,7 +7,7 @@ use pyo3::types::{PyBytes, PyString};
 use rampart_core::Token;
 use rampart_core::totp::{self, Secret};
 
-use crate::convert::{int_arg, not_unicode_plain, text_arg, time_arg, token_arg, window_arg};
+use crate::convert::{int_arg, text_arg, time_arg, token_arg, window_arg};
 use crate::errors::Raise;
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -127,7 +127,7 @@ fn key_uri(issuer: &Bound<'_, PyAny>, account: &Bound<'_, PyAny>, secret: &Bound
 fn qr_png_data_uri(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<String> {
     // Any text: not the widget text, so a lone surrogate is a plain "text must be valid Unicode text".
     let s = text.downcast::<PyString>().map_err(|_| PyTypeError::new_err("text must be a str"))?;
-    let text = s.to_str().map(str::to_owned).map_err(|_| not_unicode_plain("text")).or_raise()?;
+    let text = s.to_str().map(str::to_owned).map_err(|_| rampart_core::Error::not_unicode_at("text")).or_raise()?;
     py.allow_threads(move || totp::qr_png_data_uri(&text)).or_raise()
 }
 
