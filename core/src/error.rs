@@ -66,11 +66,37 @@ pub enum ErrorKind {
     Internal = 25,
     /// 500: the library was configured wrongly (for example production without a master key).
     Config = 26,
+    /// 401: the widget session is unknown or idle for over 30 minutes.
+    SessionExpired = 27,
+    /// 401: the widget session has not signed in.
+    SignInRequired = 28,
+    /// 401: the email sign-in code does not match.
+    SignInCodeFailed = 29,
+    /// 401: no live sign-in code (expired, used, tried 5 times, or never sent).
+    SignInCodeExpired = 30,
+    /// 429: 3 sign-in codes were sent to this email in the last 10 minutes.
+    SignInThrottled = 31,
+    /// 403: the contact must pass (or set up) 2FA before buying.
+    TwoFactorRequired = 32,
+    /// 503: production purchases need a payment provider the example server does not have.
+    PurchasesUnavailable = 33,
+    /// 404: no order with this id for the partner.
+    OrderNotFound = 34,
+    /// 404: no contact signed in with this email at the partner.
+    ContactNotFound = 35,
+    /// 403: a sandbox control used in production.
+    SandboxOnly = 36,
+    /// 403: the partner's production widget awaits an operator's approval.
+    WidgetNotApproved = 37,
+    /// 403: the embedding origin is not registered for the partner.
+    OriginNotAllowed = 38,
+    /// 503: sign-in codes need a mail service the server does not have.
+    SignInUnavailable = 39,
 }
 
 impl ErrorKind {
     /// Every kind, in numeric order.
-    pub const ALL: [ErrorKind; 26] = [
+    pub const ALL: [ErrorKind; 39] = [
         Self::Unauthorized,
         Self::PayloadTooLarge,
         Self::InvalidInput,
@@ -97,6 +123,19 @@ impl ErrorKind {
         Self::VerifyFailed,
         Self::Internal,
         Self::Config,
+        Self::SessionExpired,
+        Self::SignInRequired,
+        Self::SignInCodeFailed,
+        Self::SignInCodeExpired,
+        Self::SignInThrottled,
+        Self::TwoFactorRequired,
+        Self::PurchasesUnavailable,
+        Self::OrderNotFound,
+        Self::ContactNotFound,
+        Self::SandboxOnly,
+        Self::WidgetNotApproved,
+        Self::OriginNotAllowed,
+        Self::SignInUnavailable,
     ];
 
     /// The stable snake_case name of the kind.
@@ -128,13 +167,32 @@ impl ErrorKind {
             Self::VerifyFailed => "verify_failed",
             Self::Internal => "internal",
             Self::Config => "config",
+            Self::SessionExpired => "session_expired",
+            Self::SignInRequired => "sign_in_required",
+            Self::SignInCodeFailed => "sign_in_code_failed",
+            Self::SignInCodeExpired => "sign_in_code_expired",
+            Self::SignInThrottled => "sign_in_throttled",
+            Self::TwoFactorRequired => "two_factor_required",
+            Self::PurchasesUnavailable => "purchases_unavailable",
+            Self::OrderNotFound => "order_not_found",
+            Self::ContactNotFound => "contact_not_found",
+            Self::SandboxOnly => "sandbox_only",
+            Self::WidgetNotApproved => "widget_not_approved",
+            Self::OriginNotAllowed => "origin_not_allowed",
+            Self::SignInUnavailable => "sign_in_unavailable",
         }
     }
 
     /// The HTTP-style status code.
     pub const fn code(self) -> u16 {
         match self {
-            Self::Unauthorized | Self::TokenMissing | Self::TokenFailed => 401,
+            Self::Unauthorized
+            | Self::TokenMissing
+            | Self::TokenFailed
+            | Self::SessionExpired
+            | Self::SignInRequired
+            | Self::SignInCodeFailed
+            | Self::SignInCodeExpired => 401,
             Self::PayloadTooLarge => 413,
             Self::InvalidInput
             | Self::ContactIdRequired
@@ -142,11 +200,15 @@ impl ErrorKind {
             | Self::IssuerInvalid
             | Self::WidgetTextInvalid
             | Self::WidgetButtonUrlInvalid => 400,
-            Self::MustDisableFirst => 403,
+            Self::MustDisableFirst
+            | Self::TwoFactorRequired
+            | Self::SandboxOnly
+            | Self::WidgetNotApproved
+            | Self::OriginNotAllowed => 403,
             Self::AlreadyEnabled | Self::NotCreated | Self::NotEnabled => 409,
             Self::Locked => 423,
-            Self::Throttled => 429,
-            Self::NotFound | Self::PartnerNotFound => 404,
+            Self::Throttled | Self::SignInThrottled => 429,
+            Self::NotFound | Self::PartnerNotFound | Self::OrderNotFound | Self::ContactNotFound => 404,
             Self::MethodNotAllowed => 405,
             Self::CreateFailed
             | Self::EnableFailed
@@ -155,6 +217,7 @@ impl ErrorKind {
             | Self::VerifyFailed
             | Self::Internal
             | Self::Config => 500,
+            Self::PurchasesUnavailable | Self::SignInUnavailable => 503,
         }
     }
 
@@ -189,6 +252,19 @@ impl ErrorKind {
             Self::VerifyFailed => "Error verifying 2FA",
             Self::Internal => "Internal server error",
             Self::Config => "Invalid configuration",
+            Self::SessionExpired => "Widget session expired, sign in again",
+            Self::SignInRequired => "Sign in to continue",
+            Self::SignInCodeFailed => "The sign-in code is wrong",
+            Self::SignInCodeExpired => "The sign-in code has expired or was tried too often, ask for a new one",
+            Self::SignInThrottled => "Too many sign-in codes for this email, try again later",
+            Self::TwoFactorRequired => "2FA is required before buying",
+            Self::PurchasesUnavailable => "Purchases are unavailable on this server",
+            Self::OrderNotFound => "Order not found",
+            Self::ContactNotFound => "Contact not found",
+            Self::SandboxOnly => "Only available in sandbox",
+            Self::WidgetNotApproved => "This widget is not approved for production yet.",
+            Self::OriginNotAllowed => "This site may not embed the widget",
+            Self::SignInUnavailable => "Email sign-in is unavailable on this server",
         }
     }
 
@@ -266,6 +342,14 @@ impl Error {
         e
     }
 
+    /// A 429 for a fourth sign-in code to one email within 10 minutes: wait `seconds`.
+    pub fn sign_in_throttled(seconds: u64) -> Self {
+        let mut e = Self::new(ErrorKind::SignInThrottled)
+            .with_detail(format!("Too many sign-in codes for this email, try again in {seconds} seconds"));
+        e.retry_after = Some(seconds);
+        e
+    }
+
     /// A configuration error; `what` is public (it holds no secret).
     pub fn config(what: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorKind::Config).with_detail(what)
@@ -297,7 +381,7 @@ impl Error {
         self.detail.as_deref().unwrap_or(self.kind.message())
     }
 
-    /// For [`ErrorKind::Throttled`], the whole seconds to wait (the `Retry-After` value).
+    /// For [`ErrorKind::Throttled`] and [`ErrorKind::SignInThrottled`], the whole seconds to wait (the `Retry-After` value).
     pub fn retry_after(&self) -> Option<u64> {
         self.retry_after
     }

@@ -1,4 +1,4 @@
-//! Identifiers in the partner's words: a partner and its contacts.
+//! Identifiers in the partner's words: a partner, its contacts and their widget orders.
 
 use std::fmt;
 use std::str::FromStr;
@@ -14,6 +14,10 @@ pub struct PartnerId(Uuid);
 /// An end user of a partner, identified by a UUID chosen by the partner.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ContactId(Uuid);
+
+/// A widget order, identified by a random UUID.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OrderId(Uuid);
 
 /// Parse the hyphenated 8-4-4-4-12 form only (any case). `Uuid::try_parse` also takes the
 /// simple, braced and URN forms, which the wire contract does not.
@@ -81,6 +85,14 @@ macro_rules! uuid_id {
 
 uuid_id!(PartnerId, Error::invalid_input("partnerId", "must be a UUID"));
 uuid_id!(ContactId, Error::new(ErrorKind::ContactIdInvalid));
+uuid_id!(OrderId, Error::invalid_input("orderId", "must be a UUID"));
+
+impl OrderId {
+    /// A fresh random id.
+    pub fn random() -> Self {
+        Self(Uuid::new_v4())
+    }
+}
 
 impl PartnerId {
     /// A fresh random id.
@@ -90,6 +102,11 @@ impl PartnerId {
 }
 
 impl ContactId {
+    /// A fresh random id (a contact who signed in to the widget by email).
+    pub fn random() -> Self {
+        Self(Uuid::new_v4())
+    }
+
     /// Parse an optional `contactId` the way the HTTP API does: absent or empty is
     /// "contactId is required", anything but a hyphenated UUID "contactId must be a UUID".
     pub fn parse_field(value: Option<&str>) -> Result<Self, Error> {

@@ -18,6 +18,7 @@
 //! # Ok::<(), rampart_core::Error>(())
 //! ```
 
+pub mod checkout;
 pub mod clock;
 pub mod crypto;
 pub mod error;
@@ -32,10 +33,11 @@ pub mod token;
 pub mod totp;
 pub mod widget;
 
+pub use checkout::{Order, OrderPage, OrderRequest, SessionState, SessionToken, SignInCode, TwoFactorStep};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use crypto::KeyRing;
 pub use error::{Error, ErrorKind, Result};
-pub use ids::{ContactId, PartnerId};
+pub use ids::{ContactId, OrderId, PartnerId};
 pub use lifecycle::{TwoFactorSetup, Verification};
 pub use partner::{AuthMethod, Authenticated, Environment, Partner, PartnerCredentials, SecretKey};
 pub use rewrap::RewrapReport;

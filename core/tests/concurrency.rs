@@ -6,7 +6,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 
 use common::{Backend, Fixture, contact};
-use rampart_core::{Config, ErrorKind, Verification};
+use rampart_core::{Config, ContactId, ErrorKind, PartnerId, Verification};
 
 /// Run `n` threads released together; collect their results.
 fn together<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
@@ -123,4 +123,62 @@ fn more_readers_than_connections_wait_their_turn() {
     for _ in 0..16 {
         assert_eq!(finished.recv_timeout(std::time::Duration::from_secs(60)).unwrap(), 0);
     }
+}
+
+#[test]
+fn sixteen_first_sign_ins_of_one_email_get_one_contact_id() {
+    // Two stores on one file (as two processes would open), 16 threads, 16 candidates: every
+    // thread gets the same id, one of the candidates, and it is the one kept.
+    use rampart_core::store::{SqliteStore, Store};
+    let t = Backend::Sqlite.open();
+    let other = SqliteStore::open(t.path.as_ref().unwrap()).unwrap();
+    let stores: [&dyn Store; 2] = [&*t.store, &other];
+    let partner = PartnerId::random();
+    for round in 0..50 {
+        let email = format!("user{round}@example.com");
+        let candidates: Vec<ContactId> = (0..16).map(|_| ContactId::random()).collect();
+        let got = together(16, |i| stores[i % 2].contact_for_email(&partner, &email, candidates[i]).unwrap());
+        assert!(candidates.contains(&got[0]), "round {round}");
+        assert!(got.iter().all(|id| *id == got[0]), "round {round}: {got:?}");
+        for store in stores {
+            assert_eq!(store.contact_by_email(&partner, &email).unwrap(), Some(got[0]));
+        }
+    }
+}
+
+#[test]
+fn concurrent_session_updates_lose_nothing() {
+    // 16 threads over two stores on one file each add 1 to a session's last_seen_at 25 times:
+    // 400 increments, each seeing the one before.
+    use rampart_core::store::{SessionRecord, SqliteStore, Store};
+    let t = Backend::Sqlite.open();
+    let other = SqliteStore::open(t.path.as_ref().unwrap()).unwrap();
+    let stores: [&dyn Store; 2] = [&*t.store, &other];
+    let session = SessionRecord {
+        token_hash: [7; 32],
+        partner_id: PartnerId::random(),
+        origin: "https://shop.example".into(),
+        created_at: 1000,
+        last_seen_at: 1000,
+        email: None,
+        contact_id: None,
+        two_factor_at: None,
+    };
+    t.store.insert_session(&session).unwrap();
+    let seen = together(16, |i| {
+        (0..25)
+            .map(|_| {
+                let after = stores[i % 2].update_session(&session.token_hash, &mut |r| {
+                    r.last_seen_at += 1;
+                    true
+                });
+                after.unwrap().unwrap().last_seen_at
+            })
+            .collect::<Vec<u64>>()
+    });
+    let mut all: Vec<u64> = seen.into_iter().flatten().collect();
+    all.sort_unstable();
+    assert_eq!(all, (1001..=1400).collect::<Vec<u64>>(), "each update saw every earlier one");
+    let stored = other.update_session(&session.token_hash, &mut |_| false).unwrap().unwrap();
+    assert_eq!(stored, SessionRecord { last_seen_at: 1400, ..session });
 }

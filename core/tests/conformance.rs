@@ -3,9 +3,12 @@
 
 mod common;
 
-use common::{Backend, Fixture, contact};
+use common::{Backend, Fixture, T0, contact};
+use rampart_core::ids::OrderId;
 use rampart_core::lifecycle::{self, MSG_DISABLED};
-use rampart_core::store::{AuditEvent, ContactRecord, PartnerRecord};
+use rampart_core::store::{
+    AuditEvent, ContactRecord, OrderRecord, OrderStatus, PartnerRecord, SessionRecord, SignInRecord, Store, StoreError,
+};
 use rampart_core::{
     Config, ContactId, Environment, Error, ErrorKind, KeyRing, PartnerId, RewrapReport, Service, Token, Verification,
 };
@@ -35,6 +38,10 @@ conformance!(
     store_contacts,
     store_kyc_list_and_audit,
     store_contacts_with_secrets_cursor,
+    store_sessions,
+    store_sign_ins,
+    store_emails,
+    store_orders,
     rewrap_after_key_rotation,
     rewrap_leaves_what_no_key_opens,
     create_when_disabled,
@@ -230,6 +237,349 @@ fn store_contacts_with_secrets_cursor(b: Backend) {
     }
     assert_eq!(walked, want);
     assert_eq!(s.contacts_with_secrets(None, 0).unwrap(), vec![]);
+}
+
+fn session_record(byte: u8, partner: PartnerId, last_seen_at: u64) -> SessionRecord {
+    SessionRecord {
+        token_hash: [byte; 32],
+        partner_id: partner,
+        origin: format!("https://shop{byte}.example"),
+        created_at: 100,
+        last_seen_at,
+        email: None,
+        contact_id: None,
+        two_factor_at: None,
+    }
+}
+
+/// The session as stored, read through an update that writes nothing.
+fn session(s: &dyn Store, token_hash: &[u8; 32]) -> Option<SessionRecord> {
+    s.update_session(token_hash, &mut |_| false).unwrap()
+}
+
+fn store_sessions(b: Backend) {
+    let t = b.open();
+    let s = &*t.store;
+    let (p, c) = (PartnerId::random(), contact());
+    let a = session_record(1, p, 1000);
+    s.insert_session(&a).unwrap();
+    assert_eq!(session(s, &a.token_hash), Some(a.clone()));
+    let same_hash = SessionRecord { partner_id: PartnerId::random(), origin: String::new(), ..a.clone() };
+    assert!(matches!(s.insert_session(&same_hash), Err(StoreError::Conflict(_))));
+    assert_eq!(session(s, &a.token_hash), Some(a.clone()), "the clash changed nothing");
+
+    // Every field round-trips, the optional ones set and unset, on insert and on update.
+    let top = SessionRecord {
+        origin: String::new(),
+        email: Some("alice@example.com".into()),
+        contact_id: Some(c),
+        two_factor_at: Some(u64::from(u32::MAX) + 1),
+        ..session_record(2, p, 2000)
+    };
+    s.insert_session(&top).unwrap();
+    assert_eq!(session(s, &top.token_hash), Some(top.clone()));
+    let signed_in = SessionRecord {
+        last_seen_at: 1001,
+        email: Some("bob@example.com".into()),
+        contact_id: Some(c),
+        two_factor_at: Some(1001),
+        ..a.clone()
+    };
+    let mut calls = 0;
+    let after = s
+        .update_session(&a.token_hash, &mut |r| {
+            calls += 1;
+            assert_eq!(*r, a);
+            *r = signed_in.clone();
+            true
+        })
+        .unwrap();
+    assert_eq!((after, calls), (Some(signed_in.clone()), 1));
+    assert_eq!(session(s, &a.token_hash), Some(signed_in.clone()));
+    let cleared = SessionRecord { email: None, contact_id: None, two_factor_at: None, ..top.clone() };
+    let after = s
+        .update_session(&top.token_hash, &mut |r| {
+            *r = cleared.clone();
+            true
+        })
+        .unwrap();
+    assert_eq!(after, Some(cleared.clone()));
+    assert_eq!(session(s, &top.token_hash), Some(cleared));
+
+    // A false return hands back the changed record but writes nothing.
+    let after = s
+        .update_session(&a.token_hash, &mut |r| {
+            r.last_seen_at = 5000;
+            r.two_factor_at = None;
+            false
+        })
+        .unwrap();
+    assert_eq!(after, Some(SessionRecord { last_seen_at: 5000, two_factor_at: None, ..signed_in.clone() }));
+    assert_eq!(session(s, &a.token_hash), Some(signed_in));
+
+    // Unknown hash: None, and the closure is never called.
+    assert_eq!(s.update_session(&[9; 32], &mut |_| unreachable!()).unwrap(), None);
+
+    assert!(s.delete_session(&a.token_hash).unwrap());
+    assert!(!s.delete_session(&a.token_hash).unwrap());
+    assert_eq!(s.update_session(&a.token_hash, &mut |_| unreachable!()).unwrap(), None);
+    assert!(!s.delete_session(&[9; 32]).unwrap());
+    assert!(s.delete_session(&top.token_hash).unwrap());
+
+    // The idle purge removes exactly the sessions last seen before the bound.
+    for (byte, seen) in [(10, 10), (11, 19), (12, 20), (13, 21), (14, 30), (15, 0)] {
+        s.insert_session(&session_record(byte, p, seen)).unwrap();
+    }
+    assert_eq!(s.delete_sessions_idle_since(0).unwrap(), 0);
+    assert_eq!(s.delete_sessions_idle_since(20).unwrap(), 3);
+    for (byte, seen) in [(10, 10), (11, 19), (12, 20), (13, 21), (14, 30), (15, 0)] {
+        let want = (seen >= 20).then(|| session_record(byte, p, seen));
+        assert_eq!(session(s, &[byte; 32]), want, "last seen at {seen}");
+    }
+    assert_eq!(s.delete_sessions_idle_since(20).unwrap(), 0);
+    assert_eq!(s.delete_sessions_idle_since(30).unwrap(), 2);
+    assert_eq!(s.delete_sessions_idle_since(31).unwrap(), 1);
+    assert_eq!(session(s, &[14; 32]), None);
+}
+
+/// The sign-in state as stored, read through an update that writes nothing.
+fn sign_in(s: &dyn Store, partner: &PartnerId, email: &str) -> SignInRecord {
+    let mut out = None;
+    s.update_sign_in(partner, email, &mut |r| {
+        out = Some(r.clone());
+        false
+    })
+    .unwrap();
+    out.expect("update_sign_in calls the closure")
+}
+
+fn store_sign_ins(b: Backend) {
+    let t = b.open();
+    let s = &*t.store;
+    let (p, q) = (PartnerId::random(), PartnerId::random());
+    let email = "alice@example.com";
+    assert_eq!(sign_in(s, &p, email), SignInRecord::default());
+    s.update_sign_in(&p, email, &mut |r| {
+        r.tries = 4;
+        r.sent_at.push(1);
+        false
+    })
+    .unwrap();
+    assert_eq!(sign_in(s, &p, email), SignInRecord::default(), "a false return writes nothing");
+
+    let live = SignInRecord {
+        sent_at: vec![T0, T0 + 1, u64::from(u32::MAX) + 7],
+        code_hash: Some([7; 32]),
+        expires_at: T0 + 600,
+        tries: 2,
+    };
+    s.update_sign_in(&p, email, &mut |r| {
+        assert_eq!(*r, SignInRecord::default());
+        *r = live.clone();
+        true
+    })
+    .unwrap();
+    assert_eq!(sign_in(s, &p, email), live);
+    // Keyed by (partner, email): the same email at another partner, or another email (even
+    // differing in case only: the caller normalises), is a separate record.
+    assert_eq!(sign_in(s, &q, email), SignInRecord::default());
+    assert_eq!(sign_in(s, &p, "bob@example.com"), SignInRecord::default());
+    assert_eq!(sign_in(s, &p, "Alice@example.com"), SignInRecord::default());
+    let other = SignInRecord { sent_at: vec![5], code_hash: None, expires_at: 0, tries: 0 };
+    s.update_sign_in(&q, email, &mut |r| {
+        *r = other.clone();
+        true
+    })
+    .unwrap();
+    assert_eq!((sign_in(s, &p, email), sign_in(s, &q, email)), (live.clone(), other));
+
+    // An empty list with a live code, then the code used up: each write replaces the record.
+    let empty = SignInRecord { sent_at: Vec::new(), code_hash: Some([0; 32]), expires_at: 1, tries: 5 };
+    s.update_sign_in(&p, email, &mut |r| {
+        assert_eq!(*r, live);
+        *r = empty.clone();
+        true
+    })
+    .unwrap();
+    assert_eq!(sign_in(s, &p, email), empty);
+    s.update_sign_in(&p, email, &mut |r| {
+        r.code_hash = None;
+        r.sent_at = vec![9, 8, 7];
+        true
+    })
+    .unwrap();
+    assert_eq!(
+        sign_in(s, &p, email),
+        SignInRecord { sent_at: vec![9, 8, 7], code_hash: None, expires_at: 1, tries: 5 }
+    );
+}
+
+fn store_emails(b: Backend) {
+    let t = b.open();
+    let s = &t.store;
+    let (p, q) = (PartnerId::random(), PartnerId::random());
+    let (c1, c2, c3) = (ContactId::random(), ContactId::random(), ContactId::random());
+    assert_eq!(s.contact_by_email(&p, "a@example.com").unwrap(), None);
+    assert_eq!(s.contact_for_email(&p, "a@example.com", c1).unwrap(), c1, "the first sign-in stores the candidate");
+    assert_eq!(s.contact_for_email(&p, "a@example.com", c2).unwrap(), c1, "later ones get the first id");
+    assert_eq!(s.contact_for_email(&p, "a@example.com", c1).unwrap(), c1);
+    assert_eq!(s.contact_by_email(&p, "a@example.com").unwrap(), Some(c1));
+    // Per partner, per (exact) email.
+    assert_eq!(s.contact_by_email(&q, "a@example.com").unwrap(), None);
+    assert_eq!(s.contact_for_email(&q, "a@example.com", c2).unwrap(), c2);
+    assert_eq!(s.contact_by_email(&p, "b@example.com").unwrap(), None);
+    assert_eq!(s.contact_for_email(&p, "b@example.com", c3).unwrap(), c3);
+    assert_eq!(s.contact_for_email(&p, "b@example.com", c2).unwrap(), c3);
+    assert_eq!(s.contact_by_email(&p, "A@example.com").unwrap(), None);
+    assert_eq!(
+        [
+            s.contact_by_email(&p, "a@example.com").unwrap(),
+            s.contact_by_email(&q, "a@example.com").unwrap(),
+            s.contact_by_email(&p, "b@example.com").unwrap(),
+            s.contact_by_email(&q, "b@example.com").unwrap(),
+        ],
+        [Some(c1), Some(c2), Some(c3), None]
+    );
+}
+
+/// An order id from its first and last bytes (the rest zero), to fix the tie order.
+fn order_id(first: u8, last: u8) -> OrderId {
+    let mut bytes = [0; 16];
+    (bytes[0], bytes[15]) = (first, last);
+    OrderId::from_uuid(uuid::Uuid::from_bytes(bytes))
+}
+
+fn order_record(id: OrderId, partner: PartnerId, contact: ContactId, created_at: u64) -> OrderRecord {
+    OrderRecord {
+        id,
+        partner_id: partner,
+        contact_id: contact,
+        coin: "btc".into(),
+        amount: "25.50".into(),
+        currency: "usd".into(),
+        address: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq".into(),
+        price: "64000.00".into(),
+        quantity: "0.00039843".into(),
+        status: OrderStatus::Created,
+        created_at,
+        updated_at: created_at,
+    }
+}
+
+fn store_orders(b: Backend) {
+    let t = b.open();
+    let s = &t.store;
+    let (p, q, c, d) = (PartnerId::random(), PartnerId::random(), contact(), contact());
+
+    let o = order_record(OrderId::random(), p, c, 50);
+    s.insert_order(&o).unwrap();
+    assert_eq!(s.order(&p, &o.id).unwrap(), Some(o.clone()));
+    assert_eq!(s.order(&q, &o.id).unwrap(), None, "another partner's order");
+    assert_eq!(s.order(&p, &OrderId::random()).unwrap(), None);
+    let same_id = order_record(o.id, q, d, 60);
+    assert!(matches!(s.insert_order(&same_id), Err(StoreError::Conflict(_))));
+    assert_eq!(s.order(&q, &o.id).unwrap(), None, "the clash stored nothing");
+
+    assert!(!s.update_order(&q, &o.id, &mut |_| unreachable!()).unwrap());
+    assert!(!s.update_order(&p, &OrderId::random(), &mut |_| unreachable!()).unwrap());
+    assert!(
+        s.update_order(&p, &o.id, &mut |r| {
+            assert_eq!(*r, o);
+            r.status = OrderStatus::Completed;
+            r.updated_at = 51;
+            true
+        })
+        .unwrap()
+    );
+    let completed = OrderRecord { status: OrderStatus::Completed, updated_at: 51, ..o.clone() };
+    assert_eq!(s.order(&p, &o.id).unwrap(), Some(completed.clone()));
+    assert!(
+        s.update_order(&p, &o.id, &mut |r| {
+            r.status = OrderStatus::Failed;
+            r.updated_at = 52;
+            false
+        })
+        .unwrap()
+    );
+    assert_eq!(s.order(&p, &o.id).unwrap(), Some(completed.clone()), "a false return writes nothing");
+    assert!(
+        s.update_order(&p, &o.id, &mut |r| {
+            r.status = OrderStatus::Failed;
+            r.updated_at = 53;
+            true
+        })
+        .unwrap()
+    );
+    let failed = OrderRecord { status: OrderStatus::Failed, updated_at: 53, ..o.clone() };
+    assert_eq!(s.order(&p, &o.id).unwrap(), Some(failed.clone()));
+
+    // Seven more of (p, c)'s orders, with ties on created_at broken by the id's bytes, high bit
+    // set or not; each status stored as given.
+    let statuses = [OrderStatus::Created, OrderStatus::Completed, OrderStatus::Failed];
+    let mut seven = Vec::new();
+    for (i, (created_at, id)) in [
+        (5, order_id(0x10, 0)),
+        (7, order_id(0xf0, 0)),
+        (7, order_id(0x80, 2)),
+        (7, order_id(0x7f, 0)),
+        (3, order_id(0x01, 0)),
+        (9, order_id(0xa0, 0)),
+        (7, order_id(0x80, 1)),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let r = OrderRecord { status: statuses[i % 3], coin: format!("c{i}"), ..order_record(id, p, c, created_at) };
+        s.insert_order(&r).unwrap();
+        seven.push(r);
+    }
+    // Orders of another contact and of another partner, inside the same time range.
+    let of_d = order_record(order_id(0x90, 0), p, d, 7);
+    let at_q = order_record(order_id(0x91, 0), q, c, 7);
+    s.insert_order(&of_d).unwrap();
+    s.insert_order(&at_q).unwrap();
+    assert_eq!(s.order(&p, &at_q.id).unwrap(), None);
+    assert_eq!(s.order(&q, &at_q.id).unwrap(), Some(at_q.clone()));
+
+    let by_id = |id: OrderId| seven.iter().chain([&failed]).find(|r| r.id == id).unwrap().clone();
+    let want: Vec<OrderRecord> = [
+        o.id,
+        order_id(0xa0, 0),
+        order_id(0xf0, 0),
+        order_id(0x80, 2),
+        order_id(0x80, 1),
+        order_id(0x7f, 0),
+        order_id(0x10, 0),
+        order_id(0x01, 0),
+    ]
+    .into_iter()
+    .map(by_id)
+    .collect();
+    assert_eq!(s.orders_for_contact(&p, &c, None, 100).unwrap(), want);
+    assert_eq!(s.orders_for_contact(&p, &c, None, 2).unwrap(), want[..2]);
+    assert_eq!(s.orders_for_contact(&p, &c, None, 0).unwrap(), vec![]);
+    assert_eq!(s.orders_for_contact(&p, &c, Some((7, order_id(0xf0, 0))), 0).unwrap(), vec![]);
+    // The cursor is strict, and need not be a stored order.
+    assert_eq!(s.orders_for_contact(&p, &c, Some((7, order_id(0x80, 2))), 100).unwrap(), want[4..]);
+    assert_eq!(s.orders_for_contact(&p, &c, Some((7, order_id(0x80, 0))), 100).unwrap(), want[5..]);
+    assert_eq!(s.orders_for_contact(&p, &c, Some((8, OrderId::random())), 100).unwrap(), want[2..]);
+    assert_eq!(s.orders_for_contact(&p, &c, Some((3, order_id(0x01, 0))), 100).unwrap(), vec![]);
+    assert_eq!(s.orders_for_contact(&p, &c, Some((u64::from(u32::MAX), order_id(0, 0))), 3).unwrap(), want[..3]);
+
+    // Pages of 3: every order exactly once, in order, then an empty page.
+    let (mut walked, mut cursor, mut sizes) = (Vec::new(), None, Vec::new());
+    loop {
+        let page = s.orders_for_contact(&p, &c, cursor, 3).unwrap();
+        sizes.push(page.len());
+        let Some(last) = page.last() else { break };
+        cursor = Some((last.created_at, last.id));
+        walked.extend(page);
+    }
+    assert_eq!((walked, sizes), (want, vec![3, 3, 2, 0]));
+
+    assert_eq!(s.orders_for_contact(&p, &d, None, 100).unwrap(), vec![of_d]);
+    assert_eq!(s.orders_for_contact(&q, &c, None, 100).unwrap(), vec![at_q]);
+    assert_eq!(s.orders_for_contact(&q, &d, None, 100).unwrap(), vec![]);
 }
 
 /// A service on the fixture's store with another key ring (as after editing the key file).

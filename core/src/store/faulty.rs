@@ -3,8 +3,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{AuditEvent, ContactRecord, MemoryStore, PartnerRecord, Store, StoreError};
-use crate::ids::{ContactId, PartnerId};
+use super::{
+    AuditEvent, ContactRecord, MemoryStore, OrderRecord, PartnerRecord, SessionRecord, SignInRecord, Store, StoreError,
+};
+use crate::ids::{ContactId, OrderId, PartnerId};
 
 /// Wraps a store; while a fault is on, the matching calls fail with [`StoreError::Backend`].
 ///
@@ -142,6 +144,101 @@ impl<S: Store> Store for FaultyStore<S> {
     ) -> Result<Vec<(PartnerId, ContactId)>, StoreError> {
         self.read()?;
         self.inner.contacts_with_secrets(after, limit)
+    }
+
+    fn insert_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
+        self.write()?;
+        self.inner.insert_session(session)
+    }
+
+    fn update_session(
+        &self,
+        token_hash: &[u8; 32],
+        f: &mut dyn FnMut(&mut SessionRecord) -> bool,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        self.read()?;
+        // As for contacts: a write fault strikes at commit, after the change is computed.
+        let failing = self.write().is_err();
+        let mut wanted = false;
+        let after = self.inner.update_session(token_hash, &mut |rec| {
+            wanted = f(rec);
+            wanted && !failing
+        })?;
+        if wanted { self.write().map(|()| after) } else { Ok(after) }
+    }
+
+    fn delete_session(&self, token_hash: &[u8; 32]) -> Result<bool, StoreError> {
+        self.write()?;
+        self.inner.delete_session(token_hash)
+    }
+
+    fn delete_sessions_idle_since(&self, before: u64) -> Result<u64, StoreError> {
+        self.write()?;
+        self.inner.delete_sessions_idle_since(before)
+    }
+
+    fn update_sign_in(
+        &self,
+        partner: &PartnerId,
+        email: &str,
+        f: &mut dyn FnMut(&mut SignInRecord) -> bool,
+    ) -> Result<(), StoreError> {
+        self.read()?;
+        let failing = self.write().is_err();
+        let mut wanted = false;
+        self.inner.update_sign_in(partner, email, &mut |rec| {
+            wanted = f(rec);
+            wanted && !failing
+        })?;
+        if wanted { self.write() } else { Ok(()) }
+    }
+
+    fn contact_for_email(
+        &self,
+        partner: &PartnerId,
+        email: &str,
+        candidate: ContactId,
+    ) -> Result<ContactId, StoreError> {
+        self.read()?;
+        self.write()?;
+        self.inner.contact_for_email(partner, email, candidate)
+    }
+
+    fn contact_by_email(&self, partner: &PartnerId, email: &str) -> Result<Option<ContactId>, StoreError> {
+        self.read()?;
+        self.inner.contact_by_email(partner, email)
+    }
+
+    fn insert_order(&self, order: &OrderRecord) -> Result<(), StoreError> {
+        self.write()?;
+        self.inner.insert_order(order)
+    }
+
+    fn order(&self, partner: &PartnerId, id: &OrderId) -> Result<Option<OrderRecord>, StoreError> {
+        self.read()?;
+        self.inner.order(partner, id)
+    }
+
+    fn update_order(
+        &self,
+        partner: &PartnerId,
+        id: &OrderId,
+        f: &mut dyn FnMut(&mut OrderRecord) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.read()?;
+        self.write()?;
+        self.inner.update_order(partner, id, f)
+    }
+
+    fn orders_for_contact(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        before: Option<(u64, OrderId)>,
+        limit: usize,
+    ) -> Result<Vec<OrderRecord>, StoreError> {
+        self.read()?;
+        self.inner.orders_for_contact(partner, contact, before, limit)
     }
 
     fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError> {

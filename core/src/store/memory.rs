@@ -4,14 +4,18 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::{AuditEvent, ContactRecord, PartnerRecord, Store, StoreError};
-use crate::ids::{ContactId, PartnerId};
+use super::{AuditEvent, ContactRecord, OrderRecord, PartnerRecord, SessionRecord, SignInRecord, Store, StoreError};
+use crate::ids::{ContactId, OrderId, PartnerId};
 
 #[derive(Debug, Default)]
 struct Inner {
     partners: HashMap<PartnerId, PartnerRecord>,
     contacts: BTreeMap<(PartnerId, ContactId), ContactRecord>,
     audit: Vec<AuditEvent>,
+    sessions: HashMap<[u8; 32], SessionRecord>,
+    sign_ins: HashMap<(PartnerId, String), SignInRecord>,
+    emails: HashMap<(PartnerId, String), ContactId>,
+    orders: HashMap<OrderId, OrderRecord>,
 }
 
 /// A store in process memory; one lock makes every update atomic.
@@ -132,6 +136,116 @@ impl Store for MemoryStore {
             .map(|(key, _)| *key)
             .take(limit)
             .collect())
+    }
+
+    fn insert_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        if inner.sessions.contains_key(&session.token_hash) {
+            return Err(StoreError::Conflict("session token already exists"));
+        }
+        inner.sessions.insert(session.token_hash, session.clone());
+        Ok(())
+    }
+
+    fn update_session(
+        &self,
+        token_hash: &[u8; 32],
+        f: &mut dyn FnMut(&mut SessionRecord) -> bool,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        let mut inner = self.lock();
+        let Some(current) = inner.sessions.get(token_hash) else { return Ok(None) };
+        let mut next = current.clone();
+        if f(&mut next) {
+            inner.sessions.insert(*token_hash, next.clone());
+        }
+        Ok(Some(next))
+    }
+
+    fn delete_session(&self, token_hash: &[u8; 32]) -> Result<bool, StoreError> {
+        Ok(self.lock().sessions.remove(token_hash).is_some())
+    }
+
+    fn delete_sessions_idle_since(&self, before: u64) -> Result<u64, StoreError> {
+        let mut inner = self.lock();
+        let was = inner.sessions.len();
+        inner.sessions.retain(|_, s| s.last_seen_at >= before);
+        Ok((was - inner.sessions.len()) as u64)
+    }
+
+    fn update_sign_in(
+        &self,
+        partner: &PartnerId,
+        email: &str,
+        f: &mut dyn FnMut(&mut SignInRecord) -> bool,
+    ) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        let key = (*partner, email.to_owned());
+        let mut record = inner.sign_ins.get(&key).cloned().unwrap_or_default();
+        if f(&mut record) {
+            inner.sign_ins.insert(key, record);
+        }
+        Ok(())
+    }
+
+    fn contact_for_email(
+        &self,
+        partner: &PartnerId,
+        email: &str,
+        candidate: ContactId,
+    ) -> Result<ContactId, StoreError> {
+        Ok(*self.lock().emails.entry((*partner, email.to_owned())).or_insert(candidate))
+    }
+
+    fn contact_by_email(&self, partner: &PartnerId, email: &str) -> Result<Option<ContactId>, StoreError> {
+        Ok(self.lock().emails.get(&(*partner, email.to_owned())).copied())
+    }
+
+    fn insert_order(&self, order: &OrderRecord) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        if inner.orders.contains_key(&order.id) {
+            return Err(StoreError::Conflict("order id already exists"));
+        }
+        inner.orders.insert(order.id, order.clone());
+        Ok(())
+    }
+
+    fn order(&self, partner: &PartnerId, id: &OrderId) -> Result<Option<OrderRecord>, StoreError> {
+        Ok(self.lock().orders.get(id).filter(|o| o.partner_id == *partner).cloned())
+    }
+
+    fn update_order(
+        &self,
+        partner: &PartnerId,
+        id: &OrderId,
+        f: &mut dyn FnMut(&mut OrderRecord) -> bool,
+    ) -> Result<bool, StoreError> {
+        let mut inner = self.lock();
+        let Some(order) = inner.orders.get_mut(id).filter(|o| o.partner_id == *partner) else { return Ok(false) };
+        let mut next = order.clone();
+        if f(&mut next) {
+            *order = next;
+        }
+        Ok(true)
+    }
+
+    fn orders_for_contact(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        before: Option<(u64, OrderId)>,
+        limit: usize,
+    ) -> Result<Vec<OrderRecord>, StoreError> {
+        let inner = self.lock();
+        let mut out: Vec<OrderRecord> = inner
+            .orders
+            .values()
+            .filter(|o| o.partner_id == *partner && o.contact_id == *contact)
+            .filter(|o| before.is_none_or(|cursor| (o.created_at, o.id) < cursor))
+            .cloned()
+            .collect();
+        out.sort_by_key(|o| std::cmp::Reverse((o.created_at, o.id)));
+        out.truncate(limit);
+        Ok(out)
     }
 
     fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError> {

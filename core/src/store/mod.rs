@@ -1,5 +1,6 @@
 //! Storage: a small synchronous [`Store`] trait, an embedded SQLite implementation (the
-//! default) and an in-memory one.
+//! default) and an in-memory one. It keeps partners, contacts' 2FA records, the audit log, and
+//! the widget's sessions, email sign-ins and orders.
 //!
 //! The store knows nothing of TOTP. It keeps records and offers one atomic primitive per
 //! record, [`Store::update_contact`] and [`Store::update_partner`]: read, let the caller
@@ -18,7 +19,7 @@ pub use memory::MemoryStore;
 pub use sqlite::{SqliteOptions, SqliteStore};
 
 use crate::crypto::{Field, KEY_HEADER_LEN};
-use crate::ids::{ContactId, PartnerId};
+use crate::ids::{ContactId, OrderId, PartnerId};
 use crate::partner::Environment;
 
 /// A storage failure. Its text is for logs; callers see the operation's own 500 message.
@@ -147,7 +148,120 @@ impl fmt::Debug for SealedSample {
     }
 }
 
-/// Persistent storage for partners, contacts and the audit log.
+/// A widget session as stored: only the SHA-256 of its bearer token, never the token.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SessionRecord {
+    /// SHA-256 of the session token (the key).
+    pub token_hash: [u8; 32],
+    /// The partner whose widget opened it.
+    pub partner_id: PartnerId,
+    /// The embedding page's origin, or `""` for a widget opened at the top level.
+    pub origin: String,
+    /// Unix seconds.
+    pub created_at: u64,
+    /// Unix seconds of the last use; the session dies 30 minutes after it.
+    pub last_seen_at: u64,
+    /// The signed-in email (normalised), once signed in.
+    pub email: Option<String>,
+    /// The signed-in contact, once signed in.
+    pub contact_id: Option<ContactId>,
+    /// When the contact passed 2FA (verify or enable) in this session.
+    pub two_factor_at: Option<u64>,
+}
+
+impl fmt::Debug for SessionRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionRecord")
+            .field("partner_id", &self.partner_id)
+            .field("origin", &self.origin)
+            .field("signed_in", &self.contact_id.is_some())
+            .field("two_factor_at", &self.two_factor_at)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The email sign-in state of one (partner, email). Absent reads as `SignInRecord::default()`.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct SignInRecord {
+    /// When codes were sent (Unix seconds), the last 10 minutes' worth.
+    pub sent_at: Vec<u64>,
+    /// SHA-256 over the requesting session's token hash and the live code, if one is live.
+    pub code_hash: Option<[u8; 32]>,
+    /// When the live code expires (Unix seconds).
+    pub expires_at: u64,
+    /// Wrong tries of the live code.
+    pub tries: u32,
+}
+
+impl fmt::Debug for SignInRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SignInRecord")
+            .field("sent_at", &self.sent_at)
+            .field("live", &self.code_hash.is_some())
+            .field("expires_at", &self.expires_at)
+            .field("tries", &self.tries)
+            .finish()
+    }
+}
+
+/// Where an order is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OrderStatus {
+    /// Stored, not yet settled.
+    Created,
+    /// Settled (sandbox: at once, at the simulated price).
+    Completed,
+    /// Did not settle.
+    Failed,
+}
+
+impl OrderStatus {
+    /// `"created"`, `"completed"` or `"failed"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Created => "created",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+        }
+    }
+
+    /// The status with this name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Created, Self::Completed, Self::Failed].into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+/// A widget order as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OrderRecord {
+    /// Id.
+    pub id: OrderId,
+    /// The partner whose widget took it.
+    pub partner_id: PartnerId,
+    /// The buyer.
+    pub contact_id: ContactId,
+    /// Coin symbol (`btc`).
+    pub coin: String,
+    /// The amount paid, as validated (`"25.50"`).
+    pub amount: String,
+    /// Its currency (`usd`).
+    pub currency: String,
+    /// The receive address.
+    pub address: String,
+    /// Price of one coin in `currency` (simulated in sandbox), decimal text.
+    pub price: String,
+    /// Coins bought, decimal text with up to 8 places.
+    pub quantity: String,
+    /// Status.
+    pub status: OrderStatus,
+    /// Unix seconds.
+    pub created_at: u64,
+    /// Unix seconds of the last status change.
+    pub updated_at: u64,
+}
+
+/// Persistent storage for partners, contacts, the audit log, and the widget's sessions, sign-ins
+/// and orders.
 ///
 /// Implementations must make each `update_*` call atomic with respect to every other call,
 /// across threads and (for shared backends) processes.
@@ -228,6 +342,72 @@ pub trait Store: Send + Sync + fmt::Debug {
             cursor = Some(last);
         }
     }
+
+    /// Store a new widget session; [`StoreError::Conflict`] if its token hash is taken.
+    fn insert_session(&self, session: &SessionRecord) -> Result<(), StoreError>;
+
+    /// Atomically read, change and write a session. `f` returns whether to write; it must not
+    /// change `token_hash` (the key). Returns the
+    /// record as it stands after `f` (written or not), or `None` when there is no such session
+    /// (and `f` is not called).
+    fn update_session(
+        &self,
+        token_hash: &[u8; 32],
+        f: &mut dyn FnMut(&mut SessionRecord) -> bool,
+    ) -> Result<Option<SessionRecord>, StoreError>;
+
+    /// Remove a session (signing out); `false` when there was none.
+    fn delete_session(&self, token_hash: &[u8; 32]) -> Result<bool, StoreError>;
+
+    /// Remove every session last seen before `before` (Unix seconds); how many went.
+    fn delete_sessions_idle_since(&self, before: u64) -> Result<u64, StoreError>;
+
+    /// Atomically read (default when absent), change and write the sign-in state of a
+    /// partner's email. `f` returns whether to write.
+    fn update_sign_in(
+        &self,
+        partner: &PartnerId,
+        email: &str,
+        f: &mut dyn FnMut(&mut SignInRecord) -> bool,
+    ) -> Result<(), StoreError>;
+
+    /// The contact id of a partner's email, storing `candidate` as it when there is none yet
+    /// (atomically: two first sign-ins of one email get one id).
+    fn contact_for_email(
+        &self,
+        partner: &PartnerId,
+        email: &str,
+        candidate: ContactId,
+    ) -> Result<ContactId, StoreError>;
+
+    /// The contact id of a partner's email, if it ever signed in.
+    fn contact_by_email(&self, partner: &PartnerId, email: &str) -> Result<Option<ContactId>, StoreError>;
+
+    /// Store a new order; [`StoreError::Conflict`] if its id is taken.
+    fn insert_order(&self, order: &OrderRecord) -> Result<(), StoreError>;
+
+    /// A partner's order by id (another partner's order reads as `None`).
+    fn order(&self, partner: &PartnerId, id: &OrderId) -> Result<Option<OrderRecord>, StoreError>;
+
+    /// Atomically read, change and write a partner's order. `f` returns whether to write; it
+    /// must not change `id` or `partner_id`.
+    /// Returns `false` when there is no such order (and `f` is not called).
+    fn update_order(
+        &self,
+        partner: &PartnerId,
+        id: &OrderId,
+        f: &mut dyn FnMut(&mut OrderRecord) -> bool,
+    ) -> Result<bool, StoreError>;
+
+    /// Up to `limit` orders of a partner's contact, newest first (by `created_at`, then id,
+    /// both descending), starting after the `(created_at, id)` cursor `before`.
+    fn orders_for_contact(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        before: Option<(u64, OrderId)>,
+        limit: usize,
+    ) -> Result<Vec<OrderRecord>, StoreError>;
 
     /// Append to the audit log.
     fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError>;

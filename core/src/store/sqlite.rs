@@ -17,9 +17,12 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
 
-use super::{AuditEvent, ContactRecord, PartnerRecord, SealedSample, Store, StoreError};
+use super::{
+    AuditEvent, ContactRecord, OrderRecord, OrderStatus, PartnerRecord, SealedSample, SessionRecord, SignInRecord,
+    Store, StoreError,
+};
 use crate::crypto::Field;
-use crate::ids::{ContactId, PartnerId};
+use crate::ids::{ContactId, OrderId, PartnerId};
 use crate::partner::Environment;
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -102,10 +105,67 @@ const MIGRATIONS: &[&str] = &[
     // 2: who may embed the widget (SPEC section 6.2).
     "ALTER TABLE partners ADD COLUMN widget_origins TEXT NOT NULL DEFAULT '[]';
     ALTER TABLE partners ADD COLUMN widget_approved INTEGER NOT NULL DEFAULT 0;",
+    // 3: the widget's sessions, email sign-ins, email-to-contact map and orders.
+    "CREATE TABLE widget_sessions (
+        token_hash BLOB PRIMARY KEY NOT NULL,
+        partner_id BLOB NOT NULL,
+        origin TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        last_seen_at INTEGER NOT NULL,
+        email TEXT,
+        contact_id BLOB,
+        two_factor_at INTEGER
+    ) WITHOUT ROWID;
+    CREATE INDEX widget_sessions_last_seen ON widget_sessions (last_seen_at);
+    CREATE TABLE widget_sign_ins (
+        partner_id BLOB NOT NULL,
+        email TEXT NOT NULL,
+        sent_at TEXT NOT NULL DEFAULT '[]',
+        code_hash BLOB,
+        expires_at INTEGER NOT NULL DEFAULT 0,
+        tries INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (partner_id, email)
+    ) WITHOUT ROWID;
+    CREATE TABLE widget_emails (
+        partner_id BLOB NOT NULL,
+        email TEXT NOT NULL,
+        contact_id BLOB NOT NULL,
+        PRIMARY KEY (partner_id, email)
+    ) WITHOUT ROWID;
+    CREATE TABLE widget_orders (
+        id BLOB PRIMARY KEY NOT NULL,
+        partner_id BLOB NOT NULL,
+        contact_id BLOB NOT NULL,
+        coin TEXT NOT NULL,
+        amount TEXT NOT NULL,
+        currency TEXT NOT NULL,
+        address TEXT NOT NULL,
+        price TEXT NOT NULL,
+        quantity TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('created', 'completed', 'failed')),
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX widget_orders_by_contact ON widget_orders (partner_id, contact_id, created_at DESC, id DESC);",
 ];
+
+/// A stored value that does not decode, raised inside a row mapping as the source of a
+/// `FromSqlConversionFailure`; it surfaces as [`StoreError::Corrupt`].
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct CorruptValue(&'static str);
+
+fn corrupt(idx: usize, what: &'static str) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, Box::new(CorruptValue(what)))
+}
 
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> Self {
+        if let rusqlite::Error::FromSqlConversionFailure(_, _, source) = &e
+            && let Some(CorruptValue(what)) = source.downcast_ref::<CorruptValue>()
+        {
+            return Self::Corrupt(what);
+        }
         Self::Backend(Box::new(e))
     }
 }
@@ -135,6 +195,14 @@ fn from_sql_u64(v: i64) -> rusqlite::Result<u64> {
 fn uuid_col<T: From<uuid::Uuid>>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
     let bytes: [u8; 16] = row.get(idx)?;
     Ok(T::from(uuid::Uuid::from_bytes(bytes)))
+}
+
+fn opt_uuid_col<T: From<uuid::Uuid>>(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<T>> {
+    Ok(row.get::<_, Option<[u8; 16]>>(idx)?.map(|bytes| T::from(uuid::Uuid::from_bytes(bytes))))
+}
+
+fn opt_u64_col(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<u64>> {
+    row.get::<_, Option<i64>>(idx)?.map(from_sql_u64).transpose()
 }
 
 impl SqliteStore {
@@ -349,6 +417,150 @@ fn write_partner(tx: &rusqlite::Transaction<'_>, p: &PartnerRecord, insert: bool
     Ok(())
 }
 
+/// Session columns, in [`session_from_row`]'s order.
+macro_rules! session_columns {
+    () => {
+        "token_hash, partner_id, origin, created_at, last_seen_at, email, contact_id, two_factor_at"
+    };
+}
+
+fn session_from_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
+    Ok(SessionRecord {
+        token_hash: row.get(0)?,
+        partner_id: uuid_col(row, 1)?,
+        origin: row.get(2)?,
+        created_at: from_sql_u64(row.get(3)?)?,
+        last_seen_at: from_sql_u64(row.get(4)?)?,
+        email: row.get(5)?,
+        contact_id: opt_uuid_col(row, 6)?,
+        two_factor_at: opt_u64_col(row, 7)?,
+    })
+}
+
+/// Insert `s`, or update the session keyed `key` to `s` (every column but the key).
+fn write_session(
+    tx: &rusqlite::Transaction<'_>,
+    key: &[u8; 32],
+    s: &SessionRecord,
+    insert: bool,
+) -> Result<(), StoreError> {
+    let sql = if insert {
+        concat!("INSERT INTO widget_sessions (", session_columns!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+    } else {
+        "UPDATE widget_sessions SET partner_id = ?2, origin = ?3, created_at = ?4, last_seen_at = ?5, email = ?6, \
+         contact_id = ?7, two_factor_at = ?8 WHERE token_hash = ?1"
+    };
+    tx.prepare_cached(sql)?
+        .execute(params![
+            key,
+            s.partner_id.as_bytes(),
+            s.origin,
+            to_sql_u64(s.created_at),
+            to_sql_u64(s.last_seen_at),
+            s.email,
+            s.contact_id.as_ref().map(ContactId::as_bytes),
+            s.two_factor_at.map(to_sql_u64),
+        ])
+        .map_err(|e| {
+            if is_unique_violation(&e) { StoreError::Conflict("session token already exists") } else { e.into() }
+        })?;
+    Ok(())
+}
+
+fn sign_in_from_row(row: &Row<'_>) -> rusqlite::Result<SignInRecord> {
+    let sent_at: String = row.get(0)?;
+    Ok(SignInRecord {
+        sent_at: serde_json::from_str(&sent_at).map_err(|_| corrupt(0, "sign-in sent_at is not a list of times"))?,
+        code_hash: row.get(1)?,
+        expires_at: from_sql_u64(row.get(2)?)?,
+        tries: row.get(3)?,
+    })
+}
+
+/// Order columns, in [`order_from_row`]'s order.
+macro_rules! order_columns {
+    () => {
+        "id, partner_id, contact_id, coin, amount, currency, address, price, quantity, status, created_at, \
+         updated_at"
+    };
+}
+
+fn order_from_row(row: &Row<'_>) -> rusqlite::Result<OrderRecord> {
+    let status: String = row.get(9)?;
+    Ok(OrderRecord {
+        id: uuid_col(row, 0)?,
+        partner_id: uuid_col(row, 1)?,
+        contact_id: uuid_col(row, 2)?,
+        coin: row.get(3)?,
+        amount: row.get(4)?,
+        currency: row.get(5)?,
+        address: row.get(6)?,
+        price: row.get(7)?,
+        quantity: row.get(8)?,
+        status: OrderStatus::from_name(&status).ok_or_else(|| corrupt(9, "unknown order status"))?,
+        created_at: from_sql_u64(row.get(10)?)?,
+        updated_at: from_sql_u64(row.get(11)?)?,
+    })
+}
+
+fn select_order(conn: &Connection, partner: &PartnerId, id: &OrderId) -> rusqlite::Result<Option<OrderRecord>> {
+    conn.prepare_cached(concat!("SELECT ", order_columns!(), " FROM widget_orders WHERE id = ?1 AND partner_id = ?2"))?
+        .query_row(params![id.as_bytes(), partner.as_bytes()], order_from_row)
+        .optional()
+}
+
+/// A contact's newest orders. This and [`ORDERS_NEXT_PAGE`] walk the `widget_orders_by_contact`
+/// index in its order: no sort, and a page reads only its own rows.
+const ORDERS_FIRST_PAGE: &str = concat!(
+    "SELECT ",
+    order_columns!(),
+    " FROM widget_orders WHERE partner_id = ?1 AND contact_id = ?2 ORDER BY created_at DESC, id DESC LIMIT ?3"
+);
+
+/// A contact's orders strictly older than the `(created_at, id)` cursor `(?3, ?4)`.
+const ORDERS_NEXT_PAGE: &str = concat!(
+    "SELECT ",
+    order_columns!(),
+    " FROM widget_orders WHERE partner_id = ?1 AND contact_id = ?2 \
+     AND (created_at < ?3 OR (created_at = ?3 AND id < ?4)) ORDER BY created_at DESC, id DESC LIMIT ?5"
+);
+
+/// Sessions idle since `?1`, through the `widget_sessions_last_seen` index.
+const PURGE_IDLE_SESSIONS: &str = "DELETE FROM widget_sessions WHERE last_seen_at < ?1";
+
+/// Insert `o`, or update the order keyed `key` to `o` (every column but the key).
+fn write_order(tx: &rusqlite::Transaction<'_>, key: &OrderId, o: &OrderRecord, insert: bool) -> Result<(), StoreError> {
+    let sql = if insert {
+        concat!(
+            "INSERT INTO widget_orders (",
+            order_columns!(),
+            ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+        )
+    } else {
+        "UPDATE widget_orders SET partner_id = ?2, contact_id = ?3, coin = ?4, amount = ?5, currency = ?6, \
+         address = ?7, price = ?8, quantity = ?9, status = ?10, created_at = ?11, updated_at = ?12 WHERE id = ?1"
+    };
+    tx.prepare_cached(sql)?
+        .execute(params![
+            key.as_bytes(),
+            o.partner_id.as_bytes(),
+            o.contact_id.as_bytes(),
+            o.coin,
+            o.amount,
+            o.currency,
+            o.address,
+            o.price,
+            o.quantity,
+            o.status.as_str(),
+            to_sql_u64(o.created_at),
+            to_sql_u64(o.updated_at),
+        ])
+        .map_err(
+            |e| if is_unique_violation(&e) { StoreError::Conflict("order id already exists") } else { e.into() },
+        )?;
+    Ok(())
+}
+
 impl Store for SqliteStore {
     fn insert_partner(&self, partner: &PartnerRecord) -> Result<(), StoreError> {
         self.write(|tx| write_partner(tx, partner, true))
@@ -516,6 +728,150 @@ impl Store for SqliteStore {
         })
     }
 
+    fn insert_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
+        self.write(|tx| write_session(tx, &session.token_hash, session, true))
+    }
+
+    fn update_session(
+        &self,
+        token_hash: &[u8; 32],
+        f: &mut dyn FnMut(&mut SessionRecord) -> bool,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        self.write(|tx| {
+            let current = tx
+                .prepare_cached(concat!("SELECT ", session_columns!(), " FROM widget_sessions WHERE token_hash = ?1"))?
+                .query_row([token_hash], session_from_row)
+                .optional()?;
+            let Some(mut record) = current else { return Ok(None) };
+            if f(&mut record) {
+                write_session(tx, token_hash, &record, false)?;
+            }
+            Ok(Some(record))
+        })
+    }
+
+    fn delete_session(&self, token_hash: &[u8; 32]) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            Ok(tx.prepare_cached("DELETE FROM widget_sessions WHERE token_hash = ?1")?.execute([token_hash])? > 0)
+        })
+    }
+
+    fn delete_sessions_idle_since(&self, before: u64) -> Result<u64, StoreError> {
+        self.write(|tx| {
+            let gone = tx.prepare_cached(PURGE_IDLE_SESSIONS)?.execute([to_sql_u64(before)])?;
+            Ok(gone as u64)
+        })
+    }
+
+    fn update_sign_in(
+        &self,
+        partner: &PartnerId,
+        email: &str,
+        f: &mut dyn FnMut(&mut SignInRecord) -> bool,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let mut record = tx
+                .prepare_cached(
+                    "SELECT sent_at, code_hash, expires_at, tries FROM widget_sign_ins \
+                     WHERE partner_id = ?1 AND email = ?2",
+                )?
+                .query_row(params![partner.as_bytes(), email], sign_in_from_row)
+                .optional()?
+                .unwrap_or_default();
+            if f(&mut record) {
+                let sent_at = serde_json::to_string(&record.sent_at).map_err(|e| StoreError::Backend(Box::new(e)))?;
+                tx.prepare_cached(
+                    "INSERT INTO widget_sign_ins (partner_id, email, sent_at, code_hash, expires_at, tries)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT (partner_id, email) DO UPDATE SET
+                        sent_at = excluded.sent_at, code_hash = excluded.code_hash,
+                        expires_at = excluded.expires_at, tries = excluded.tries",
+                )?
+                .execute(params![
+                    partner.as_bytes(),
+                    email,
+                    sent_at,
+                    record.code_hash,
+                    to_sql_u64(record.expires_at),
+                    record.tries,
+                ])?;
+            }
+            Ok(())
+        })
+    }
+
+    fn contact_for_email(
+        &self,
+        partner: &PartnerId,
+        email: &str,
+        candidate: ContactId,
+    ) -> Result<ContactId, StoreError> {
+        self.write(|tx| {
+            tx.prepare_cached(
+                "INSERT INTO widget_emails (partner_id, email, contact_id) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (partner_id, email) DO NOTHING",
+            )?
+            .execute(params![partner.as_bytes(), email, candidate.as_bytes()])?;
+            Ok(tx
+                .prepare_cached("SELECT contact_id FROM widget_emails WHERE partner_id = ?1 AND email = ?2")?
+                .query_row(params![partner.as_bytes(), email], |r| uuid_col(r, 0))?)
+        })
+    }
+
+    fn contact_by_email(&self, partner: &PartnerId, email: &str) -> Result<Option<ContactId>, StoreError> {
+        self.read(|c| {
+            c.prepare_cached("SELECT contact_id FROM widget_emails WHERE partner_id = ?1 AND email = ?2")?
+                .query_row(params![partner.as_bytes(), email], |r| uuid_col(r, 0))
+                .optional()
+        })
+    }
+
+    fn insert_order(&self, order: &OrderRecord) -> Result<(), StoreError> {
+        self.write(|tx| write_order(tx, &order.id, order, true))
+    }
+
+    fn order(&self, partner: &PartnerId, id: &OrderId) -> Result<Option<OrderRecord>, StoreError> {
+        self.read(|c| select_order(c, partner, id))
+    }
+
+    fn update_order(
+        &self,
+        partner: &PartnerId,
+        id: &OrderId,
+        f: &mut dyn FnMut(&mut OrderRecord) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            let Some(mut record) = select_order(tx, partner, id)? else { return Ok(false) };
+            if f(&mut record) {
+                write_order(tx, id, &record, false)?;
+            }
+            Ok(true)
+        })
+    }
+
+    fn orders_for_contact(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        before: Option<(u64, OrderId)>,
+        limit: usize,
+    ) -> Result<Vec<OrderRecord>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.read(|conn| match before {
+            None => conn
+                .prepare_cached(ORDERS_FIRST_PAGE)?
+                .query_map(params![partner.as_bytes(), contact.as_bytes(), limit], order_from_row)?
+                .collect(),
+            Some((created_at, id)) => conn
+                .prepare_cached(ORDERS_NEXT_PAGE)?
+                .query_map(
+                    params![partner.as_bytes(), contact.as_bytes(), to_sql_u64(created_at), id.as_bytes(), limit],
+                    order_from_row,
+                )?
+                .collect(),
+        })
+    }
+
     fn append_audit(&self, e: &AuditEvent) -> Result<(), StoreError> {
         self.write(|tx| {
             tx.prepare_cached(
@@ -551,5 +907,98 @@ impl Store for SqliteStore {
 
     fn ping(&self) -> Result<(), StoreError> {
         self.read(|c| c.query_row("SELECT 1", [], |_| Ok(())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(partner: PartnerId) -> OrderRecord {
+        OrderRecord {
+            id: OrderId::random(),
+            partner_id: partner,
+            contact_id: ContactId::random(),
+            coin: "btc".into(),
+            amount: "25.50".into(),
+            currency: "usd".into(),
+            address: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq".into(),
+            price: "64000.00".into(),
+            quantity: "0.00039843".into(),
+            status: OrderStatus::Created,
+            created_at: 10,
+            updated_at: 10,
+        }
+    }
+
+    #[test]
+    fn a_version_2_file_migrates_to_the_widget_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v2.db");
+        let partner = PartnerId::random();
+        {
+            let conn = Connection::open(&path).unwrap();
+            for sql in &MIGRATIONS[..2] {
+                conn.execute_batch(sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 2).unwrap();
+            conn.execute(
+                "INSERT INTO partners (id, name, environment, secret_key_hash, publishable_key, created_at) \
+                 VALUES (?1, 'Acme', 'sandbox', ?2, 'pk_sandbox_1', 7)",
+                params![partner.as_bytes(), [1u8; 32]],
+            )
+            .unwrap();
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(MIGRATIONS.len(), 3);
+        let version: usize = lock(&store.writer).pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(version, 3);
+        assert_eq!(store.partner(&partner).unwrap().unwrap().name, "Acme");
+        let o = order(partner);
+        store.insert_order(&o).unwrap();
+        assert_eq!(store.order(&partner, &o.id).unwrap(), Some(o));
+        drop(store);
+        // Opening again runs nothing more.
+        let again = SqliteStore::open(&path).unwrap();
+        assert_eq!(again.count_partners().unwrap(), 1);
+    }
+
+    #[test]
+    fn an_unknown_order_status_is_corrupt() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("r.db")).unwrap();
+        let o = order(PartnerId::random());
+        store.insert_order(&o).unwrap();
+        {
+            let conn = lock(&store.writer);
+            // The CHECK constraint keeps such a row out; a file written by other means may hold one.
+            conn.pragma_update(None, "ignore_check_constraints", true).unwrap();
+            conn.execute("UPDATE widget_orders SET status = 'refunded' WHERE id = ?1", [o.id.as_bytes()]).unwrap();
+            conn.pragma_update(None, "ignore_check_constraints", false).unwrap();
+        }
+        let corrupt = |r: Result<_, StoreError>| matches!(r, Err(StoreError::Corrupt("unknown order status")));
+        assert!(corrupt(store.order(&o.partner_id, &o.id).map(drop)));
+        assert!(corrupt(store.orders_for_contact(&o.partner_id, &o.contact_id, None, 10).map(drop)));
+        assert!(corrupt(store.update_order(&o.partner_id, &o.id, &mut |_| unreachable!()).map(drop)));
+    }
+
+    #[test]
+    fn order_pages_and_the_idle_purge_walk_their_indexes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("r.db")).unwrap();
+        let conn = lock(&store.writer);
+        let plan = |sql: &str, n: usize| -> String {
+            let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let nulls = vec![rusqlite::types::Null; n];
+            let rows: Vec<String> =
+                stmt.query_map(rusqlite::params_from_iter(nulls), |r| r.get(3)).unwrap().map(Result::unwrap).collect();
+            rows.join("; ")
+        };
+        for (sql, n) in [(ORDERS_FIRST_PAGE, 3), (ORDERS_NEXT_PAGE, 5)] {
+            let p = plan(sql, n);
+            assert!(p.contains("USING INDEX widget_orders_by_contact") && !p.contains("TEMP B-TREE"), "{p}");
+        }
+        let purge = plan(PURGE_IDLE_SESSIONS, 1);
+        assert!(purge.contains("INDEX widget_sessions_last_seen"), "{purge}");
     }
 }

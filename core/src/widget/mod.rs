@@ -141,6 +141,8 @@ mod snippet;
 mod urls;
 mod validate;
 
+pub(crate) use validate::parse_amount;
+
 pub use config::{
     Coin, CoinRegistry, ConfigError, Currency, DEFAULT_BRAND, DEFAULT_CLIENT_NAME, DEFAULT_HOME_SCREEN_MESSAGE,
     DEFAULT_MINIMUM_MINOR_UNITS, DEFAULT_PRODUCTION_ROOT, DEFAULT_SANDBOX_ROOT, MAX_BRAND_LEN, MAX_CLIENT_NAME_CHARS,

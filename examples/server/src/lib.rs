@@ -27,7 +27,9 @@
 //! route, status, latency); never a query string, body, header, code, key or QR code.
 
 pub mod assets;
+mod checkout;
 mod connections;
+mod demo;
 mod error;
 mod handlers;
 pub mod input;
@@ -62,6 +64,8 @@ pub struct AppState {
     pub widget: Arc<WidgetConfig>,
     /// The per-address limit of the public widget routes.
     pub public_limit: Arc<ratelimit::RateLimiter>,
+    /// The publishable key `GET /demo` embeds when its query names none.
+    pub demo_key: Option<Arc<str>>,
 }
 
 /// Requests per minute, and burst, one client address may make to the public widget routes.
@@ -74,8 +78,14 @@ pub fn app(service: Arc<Service>) -> Router {
 
 /// The router of SPEC section 3 over `service`, with the widget routes on `widget`.
 pub fn app_with_widget(service: Arc<Service>, widget: WidgetConfig) -> Router {
+    app_with_demo(service, widget, None)
+}
+
+/// [`app_with_widget`], with `GET /demo` embedding the partner of `demo_key` (a publishable
+/// key) when its query names none.
+pub fn app_with_demo(service: Arc<Service>, widget: WidgetConfig, demo_key: Option<&str>) -> Router {
     let public_limit = Arc::new(ratelimit::RateLimiter::new(PUBLIC_RATE.0, PUBLIC_RATE.1));
-    let state = AppState { service, widget: Arc::new(widget), public_limit };
+    let state = AppState { service, widget: Arc::new(widget), public_limit, demo_key: demo_key.map(Arc::from) };
     let partner_routes = Router::new()
         .route("/v1/auth/create2fa", get(handlers::create_2fa))
         .route("/v1/auth/enable2fa", post(handlers::enable_2fa))
@@ -87,9 +97,22 @@ pub fn app_with_widget(service: Arc<Service>, widget: WidgetConfig) -> Router {
         .route("/v1/users/widgetOrigins", post(handlers::set_widget_origins).get(handlers::widget_origins))
         .route("/v1/widget/validate", post(widget::validate_options))
         .route("/v1/widget/url", post(widget::url))
-        .route("/v1/widget/snippet", post(widget::snippet));
+        .route("/v1/widget/snippet", post(widget::snippet))
+        .route("/v1/widget/orders", get(checkout::orders))
+        .route("/v1/widget/orders/{id}", get(checkout::order))
+        .route("/v1/widget/contacts", get(checkout::contact));
+    let session_routes = Router::new()
+        .route("/v1/widget/session", post(checkout::open).get(checkout::state).delete(checkout::close))
+        .route("/v1/widget/session/email", post(checkout::email))
+        .route("/v1/widget/session/signin", post(checkout::sign_in))
+        .route("/v1/widget/session/kyc", post(checkout::kyc))
+        .route("/v1/widget/session/2fa/create", post(checkout::create_2fa))
+        .route("/v1/widget/session/2fa/enable", post(checkout::enable_2fa))
+        .route("/v1/widget/session/2fa/verify", post(checkout::verify_2fa))
+        .route("/v1/widget/session/orders", post(checkout::place_order));
     Router::new()
         .route("/healthz", get(handlers::healthz))
+        .route("/demo", get(demo::page))
         .route("/openapi.json", get(handlers::openapi))
         .route("/v1/widget/config", get(widget::config))
         .route("/widget", get(assets::page_redirect))
@@ -100,6 +123,7 @@ pub fn app_with_widget(service: Arc<Service>, widget: WidgetConfig) -> Router {
         .route("/widget/v1/rampart.js.sri", get(assets::loader_sri))
         .route("/v1/widget/check", post(widget::public_check))
         .merge(partner_routes)
+        .merge(session_routes)
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

@@ -239,9 +239,20 @@ fn init_tracing() {
 
 /// `<db>.key`: the sandbox master key file beside the database.
 fn default_key_path(db: &Path) -> PathBuf {
+    beside(db, ".key")
+}
+
+/// `<db><suffix>`: a file kept next to the database.
+fn beside(db: &Path, suffix: &str) -> PathBuf {
     let mut name = OsString::from(db.as_os_str());
-    name.push(".key");
+    name.push(suffix);
     PathBuf::from(name)
+}
+
+/// The sandbox demo partner's publishable key (not a credential), kept beside the database so
+/// `/demo` finds the partner after a restart.
+fn demo_key_path(db: &Path) -> PathBuf {
+    beside(db, ".demo-partner")
 }
 
 fn main() -> ExitCode {
@@ -369,6 +380,7 @@ fn serve(cli: Cli) -> Result<(), Failure> {
         let shutdown = rampart_server::shutdown_signal();
         let public_url = public_url(cli.public_url.as_deref(), address)?;
         let widget = widget_config(&public_url, environment)?;
+        let mut demo_key = None;
         if environment == Environment::Sandbox {
             let svc = service.clone();
             let created = tokio::task::spawn_blocking(move || -> rampart_core::Result<_> {
@@ -380,15 +392,25 @@ fn serve(cli: Cli) -> Result<(), Failure> {
             })
             .await?
             .map_err(explain)?;
-            if let Some(creds) = created {
-                print_demo(&creds, address, &public_url);
+            demo_key = match created {
+                Some(creds) => {
+                    print_demo(&creds, address, &public_url);
+                    if let Err(e) = std::fs::write(demo_key_path(&cli.db), format!("{}\n", creds.publishable_key)) {
+                        tracing::warn!(error = %e, "cannot keep the demo partner's publishable key beside the database");
+                    }
+                    Some(creds.publishable_key)
+                }
+                None => std::fs::read_to_string(demo_key_path(&cli.db)).ok().map(|k| k.trim().to_owned()),
+            };
+            if demo_key.is_some() {
+                println!("Open {public_url}/demo");
             }
         }
         tracing::info!(%address, environment = environment.as_str(), db = %cli.db.display(), "listening");
         let limits = connection_limits(&cli);
         tracing::info!(max_connections = limits.max_connections, "connection limits");
         tracing::info!(public_url = %public_url, "widget root {}", widget.root(environment));
-        let app = rampart_server::app_with_widget(service, widget);
+        let app = rampart_server::app_with_demo(service, widget, demo_key.as_deref());
         rampart_server::serve_with(listener, app, limits, shutdown).await?;
         tracing::info!("stopped");
         Ok(())

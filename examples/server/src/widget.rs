@@ -224,6 +224,8 @@ struct PublicConfig<'a> {
     widget_button_url: Option<String>,
     widget_origins: Vec<String>,
     coins: Vec<CoinInfo<'a>>,
+    /// Whether the widget can take orders: sandbox only (no payment provider here).
+    purchases: bool,
 }
 
 /// GET /v1/widget/config?publicKey=pk_...: public (the publishable key is not a credential).
@@ -253,12 +255,23 @@ pub async fn config(State(state): State<AppState>, RawQuery(query): RawQuery) ->
                 widget_button_url: p.widget_button_url,
                 widget_origins: p.widget_origins,
                 coins,
+                purchases: p.environment == Environment::Sandbox,
             };
             body_response(StatusCode::OK, "Widget configuration retrieved.", body)
         }
         Ok(None) => axum::response::IntoResponse::into_response(ApiError::from(ErrorKind::PartnerNotFound)),
         Err(e) => axum::response::IntoResponse::into_response(e),
     }
+}
+
+/// The 429 (with `Retry-After`) for a client address over [`crate::PUBLIC_RATE`] on the public
+/// widget routes, or `None` when it may go on.
+pub(crate) fn rate_limited(state: &AppState, ip: std::net::IpAddr) -> Option<Response> {
+    let seconds = state.public_limit.take(ip, std::time::Instant::now()).err()?;
+    let message = format!("Too many requests, try again in {seconds} seconds");
+    let mut response = crate::error::message_response(StatusCode::TOO_MANY_REQUESTS, &message);
+    response.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(seconds));
+    Some(response)
 }
 
 /// POST /v1/widget/check[?target=url|script]: public, for the widget page. The body is the
@@ -270,11 +283,8 @@ pub async fn public_check(
     RawQuery(query): RawQuery,
     body: Result<JsonObject, ApiError>,
 ) -> Response {
-    if let Err(seconds) = state.public_limit.take(ip, std::time::Instant::now()) {
-        let message = format!("Too many requests, try again in {seconds} seconds");
-        let mut response = crate::error::message_response(StatusCode::TOO_MANY_REQUESTS, &message);
-        response.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(seconds));
-        return response;
+    if let Some(refused) = rate_limited(&state, ip) {
+        return refused;
     }
     let input = target(query.as_deref()).and_then(|t| {
         let options = body?.into_fields()?;

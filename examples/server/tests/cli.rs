@@ -516,6 +516,21 @@ async fn first_start_prints_a_demo_partner_and_a_working_curl_line_then_restarts
     assert_eq!(page.status().as_u16(), 200);
     assert!(page.headers()["content-security-policy"].to_str().unwrap().contains("frame-ancestors http://localhost:*"));
 
+    // The second line to open: the demo partner page, embedding the widget with its snippet.
+    let demo_line = format!("Open http://{address}/demo");
+    while !server.stdout.iter().any(|l| *l == demo_line) {
+        assert!(server.take(Duration::from_secs(10)), "no demo line; stdout: {:?}", server.stdout);
+    }
+    let public_key = widget.split("publicKey=").nth(1).unwrap().to_owned();
+    let demo = client.get(format!("http://{address}/demo")).send().await.unwrap();
+    assert_eq!(demo.status().as_u16(), 200);
+    let csp = demo.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(csp.contains(&format!("frame-src http://{address}")), "{csp}");
+    let demo = demo.text().await.unwrap();
+    assert!(demo.contains(&format!("&quot;publicKey&quot;:&quot;{public_key}&quot;")), "the snippet shown");
+    assert!(demo.contains(&format!("<script src=\"http://{address}/widget/v1/rampart.js\" nonce=")), "{demo}");
+    assert!(demo.contains("<ol id=\"events\""));
+
     // Paste the curl line: a QR code.
     let resp = client.get(&url).header("authorization", format!("Bearer {key}")).send().await.unwrap();
     assert_eq!(resp.status().as_u16(), 200);
@@ -546,7 +561,7 @@ async fn first_start_prints_a_demo_partner_and_a_working_curl_line_then_restarts
     assert!(log.contains(r#"method=GET route="/v1/auth/create2fa" status=200"#), "{log}");
     assert!(log.contains(r#"method=POST route="/v1/auth/enable2fa" status=200"#), "{log}");
     assert!(log.contains(r#"method=GET route="/widget/" status=200"#), "{log}");
-    assert_eq!(stderr.iter().filter(|l| l.contains("rampart::http")).count(), 3);
+    assert_eq!(stderr.iter().filter(|l| l.contains("rampart::http")).count(), 4);
     assert!(log.contains("shutdown signal received"));
     // The key appears on stdout only in the demo block.
     assert!(stdout.iter().filter(|l| l.contains(&key)).count() == 2);
@@ -558,7 +573,8 @@ async fn first_start_prints_a_demo_partner_and_a_working_curl_line_then_restarts
         client.get(format!("http://{address}/v1/auth/2fa?contactId={contact}")).bearer_auth(&key).send().await.unwrap();
     assert_eq!(resp.json::<Value>().await.unwrap(), json!({ "message": "2FA is true.", "code": 200, "status": true }));
     let (stdout, _) = server.terminate();
-    assert!(stdout.is_empty(), "{stdout:?}");
+    // Only the demo line again: the partner is found from the key kept beside the database.
+    assert_eq!(stdout, vec![format!("Open http://{address}/demo")]);
 }
 
 #[tokio::test]
