@@ -34,9 +34,32 @@ done
 [ -n "$address" ] || { echo "rampart-server did not start" >&2; cat "$work/server.log" >&2; exit 1; }
 base="http://$address"
 
+# The widget session routes take a session token (ws_...), not the secret key: three signed-in
+# sessions of the test partner, one for sign-out, one for the sandbox KYC control (which moves
+# its contact to the 2FA setup step) and one for every other session route.
+eval "$(python3 - "$base" "$RAMPART_PUBLIC_KEY" <<'PY'
+import json, sys, urllib.request
+base, public_key = sys.argv[1], sys.argv[2]
+def call(path, body, token=None):
+    request = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST")
+    request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", "Bearer " + token)
+    with urllib.request.urlopen(request) as response:
+        return json.load(response)
+for name in ("SESSION", "SESSION_KYC", "SESSION_CLOSE"):
+    token = call("/v1/widget/session", {"publicKey": public_key})["token"]
+    email = name.lower().replace("_", "-") + "@example.com"
+    code = call("/v1/widget/session/email", {"email": email}, token)["sandboxCode"]
+    call("/v1/widget/session/signin", {"email": email, "code": code}, token)
+    print(f"export RAMPART_{name}={token}")
+PY
+)"
+export RAMPART_SECRET_KEY=$key
+
 cd "$root/tests/api"
 RAMPART_API=$base SCHEMATHESIS_HOOKS=rampart_hooks PYTHONPATH=. "$schemathesis" \
     --config-file schemathesis.toml run "$base/openapi.json" \
-    --checks all --header "Authorization: Bearer $key" \
+    --checks all \
     --seed "${API_SEED:-20261122}" --max-examples "${API_MAX_EXAMPLES:-40}" \
     --workers 1 --no-color --generation-database none

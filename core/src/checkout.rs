@@ -358,11 +358,11 @@ impl Service {
         self.session_state_of(&session)
     }
 
-    /// Sign out: the token stops working. Closing an unknown token is not an error.
+    /// Sign out: the token stops working. An unknown, closed or idle token is 401
+    /// `session_expired`, as everywhere.
     pub fn close_session(&self, token: &str) -> Result<()> {
-        if let Some(hash) = token_hash(token) {
-            self.store().delete_session(&hash).map_err(Self::internal)?;
-        }
+        let session = self.touch_session(token)?;
+        self.store().delete_session(&session.token_hash).map_err(Self::internal)?;
         Ok(())
     }
 
@@ -506,7 +506,8 @@ impl Service {
     }
 
     /// Buy: the request is checked as widget options under `widget` (400 naming the first
-    /// failing option: `tokens`, `amount`, `currencies` or `receiveAddress.<coin>`), then the
+    /// failing field: `coin`, `amount`, `currency` or `address`, with the option rule's
+    /// message, e.g. "address is not valid: The address is empty."), then the
     /// 2FA step (403), then the environment: production refuses (503, nothing stored); sandbox
     /// stores the order and completes it at once at the simulated price.
     pub fn place_order(&self, token: &str, request: &OrderRequest, widget: &WidgetConfig) -> Result<Order> {
@@ -520,7 +521,15 @@ impl Service {
         options.insert("receiveAddress".into(), json!({ request.coin.clone(): request.address.clone() }));
         let validation = validate(&options, Target::Url, Some(partner.environment), widget);
         if let Some(issue) = validation.errors.first() {
-            return Err(Error::invalid_input(&issue.path, &format!("is not valid: {}", issue.message)));
+            // Named by the request's own fields, not the widget options they were checked as.
+            let field = match issue.path.split('.').next().unwrap_or_default() {
+                "tokens" => "coin",
+                "currencies" => "currency",
+                "receiveAddress" => "address",
+                "amount" => "amount",
+                _ => "order",
+            };
+            return Err(Error::invalid_input(field, &format!("is not valid: {}", issue.message)));
         }
         let Some(checked) = validation.options else {
             return Err(Error::invalid_input("options", "are not valid"));
@@ -578,7 +587,8 @@ impl Service {
     }
 
     /// Up to `limit` (1..=100) orders of a partner's contact, newest first, after the order
-    /// `after` (the previous page's `next`).
+    /// `after` (the previous page's `next`; 404 `order_not_found` unless it is an order of
+    /// this contact).
     pub fn orders(
         &self,
         partner: &PartnerId,
@@ -594,7 +604,8 @@ impl Service {
             None => None,
             Some(id) => match self.store().order(partner, id).map_err(Self::internal)? {
                 Some(o) if o.contact_id == *contact => Some((o.created_at, o.id)),
-                _ => return Err(Error::invalid_input("after", "must be the id of an order of this contact")),
+                // Another contact's order reads as unknown: the cursor reveals nothing.
+                _ => return Err(ErrorKind::OrderNotFound.into()),
             },
         };
         let mut orders =

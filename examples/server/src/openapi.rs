@@ -2,6 +2,7 @@
 //! from the running app and checks every documented route and response code against it.
 
 use rampart_core::Environment;
+use rampart_core::widget::address::Chain;
 use rampart_core::widget::origins::{MAX_ORIGIN_BYTES, MAX_ORIGINS};
 use rampart_core::widget::{
     MAX_CLIENT_NAME_CHARS, MAX_CONTAINER_ID_CHARS, MAX_HOME_SCREEN_MESSAGE_CHARS, MAX_OPTIONS, Target, WidgetConfig,
@@ -14,13 +15,13 @@ fn describe(code: u16) -> &'static str {
         200 => "Success",
         400 => "Bad input; the message names the field",
         401 => "Unauthorized, or (2FA) the token is missing or does not verify",
-        403 => "Must disable 2FA before creating a new one",
+        403 => "Forbidden: the state does not allow this (the message says why)",
         409 => "The contact's 2FA state does not allow this",
         413 => "Request body is too large (over 64 KiB)",
         423 => "2FA is locked after too many failed attempts",
         429 => "Too many failed 2FA attempts; see Retry-After",
         500 => "Server failure; the message is the operation's fixed one",
-        503 => "The store is unreachable",
+        503 => "Unavailable: the store is unreachable, or the server has no mail service or payment provider",
         _ => "See the message",
     }
 }
@@ -130,9 +131,15 @@ fn widget_options_schema(target: Target, environment: Environment, widget: &Widg
     let mut addresses = Map::new();
     for coin in widget.coins().iter() {
         let format = format!("rampart-{}-address", coin.chain.name());
+        // The shape JSON Schema can state (so a tool that cannot run the format still tells a
+        // mangled address from a valid one); the format adds the network and the checksum.
+        let shape = match coin.chain {
+            Chain::Ethereum => "^0x[0-9a-fA-F]{40}$",
+            _ => "^([1-9A-HJ-NP-Za-km-z]{25,44}|[A-Za-z]{2,5}1[02-9ac-hj-np-zAC-HJ-NP-Z]{6,87})$",
+        };
         addresses.insert(
             coin.symbol.clone(),
-            json!({ "type": "string", "format": format, "description": format!("A {} address of this environment, checksum included", coin.name) }),
+            json!({ "type": "string", "format": format, "pattern": shape, "description": format!("A {} address of this environment, checksum included", coin.name) }),
         );
     }
     let env = environment.as_str();
@@ -212,6 +219,7 @@ fn widget_config_route() -> Value {
             "partnerName": { "type": "string" },
             "environment": { "type": "string", "enum": ["sandbox", "production"] },
             "approved": { "type": "boolean", "description": "Sandbox widgets need no approval; production ones an operator's" },
+            "purchases": { "type": "boolean", "description": "Whether the widget can take orders (sandbox only: no payment provider here)" },
             "widgetText": nullable_string,
             "widgetButtonURL": nullable_string,
             "widgetOrigins": { "type": "array", "items": { "type": "string" } },
@@ -320,6 +328,220 @@ fn widget_route(summary: &str, id: &str, parameters: Value, body: Value, success
     })
 }
 
+/// A widget session's state, as every session route answers it.
+fn session_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "signedIn": { "type": "boolean" },
+            "email": { "type": ["string", "null"], "description": "The signed-in email, trimmed and lower-cased" },
+            "kycPassed": { "type": "boolean" },
+            "twoFactor": { "enum": ["none", "setup", "verify", "passed", null],
+                "description": "What the contact must do about 2FA before buying; null before sign-in" },
+            "mayPurchase": { "type": "boolean" },
+            "environment": { "type": "string", "enum": ["sandbox", "production"] },
+        },
+        "required": ["signedIn", "email", "kycPassed", "twoFactor", "mayPurchase", "environment"],
+    })
+}
+
+fn order_schema() -> Value {
+    let text = json!({ "type": "string" });
+    json!({
+        "type": "object",
+        "properties": {
+            "orderId": { "type": "string", "format": "uuid" },
+            "contactId": { "type": "string", "format": "uuid" },
+            "coin": text, "amount": text, "currency": text, "address": text,
+            "price": { "type": "string", "description": "One coin in currency (simulated in sandbox)" },
+            "quantity": { "type": "string", "description": "Coins bought, at most 8 decimals" },
+            "status": { "type": "string", "enum": ["created", "completed", "failed"] },
+            "createdAt": { "type": "integer", "description": "Unix seconds" },
+            "updatedAt": { "type": "integer", "description": "Unix seconds" },
+        },
+        "required": ["orderId", "contactId", "coin", "amount", "currency", "address", "price", "quantity", "status", "createdAt", "updatedAt"],
+    })
+}
+
+/// A route the widget page calls with its session token.
+fn session_route(summary: &str, id: &str, body: Option<Value>, success: Value, codes: &[u16]) -> Value {
+    let mut route = json!({
+        "summary": summary,
+        "operationId": id,
+        "tags": ["Widget session"],
+        "security": [{ "session": [] }],
+        "responses": responses(message_schema(success), codes),
+    });
+    if let Some(body) = body {
+        route["requestBody"] = body;
+    }
+    route
+}
+
+/// The widget's purchase flow (SPEC section 6.3) and the partner's reads of its orders.
+fn checkout_paths(environment: Environment, widget: &WidgetConfig) -> Map<String, Value> {
+    let session = || json!({ "session": session_schema() });
+    let email = json!({ "type": "string", "format": "email", "maxLength": 254 });
+    let code = json!({ "type": "string", "pattern": "^[0-9]{6}$", "description": "The 6-digit sign-in code" });
+    let totp = json!({ "token": { "description": "The 6-digit authenticator code, as for /v1/auth/verify2fa" } });
+    let coins: Vec<&str> = widget.coins().symbols().collect();
+    // The address's rules depend on the coin: one alternative per coin.
+    let options = widget_options_schema(Target::Url, environment, widget);
+    let per_coin: Vec<Value> = widget
+        .coins()
+        .iter()
+        .map(|coin| {
+            json!({ "properties": {
+                "coin": { "const": coin.symbol },
+                "address": options["properties"]["receiveAddress"]["properties"][&coin.symbol].clone(),
+            } })
+        })
+        .collect();
+    let order_body = json!({ "required": true, "content": { "application/json": { "schema": {
+        "type": "object",
+        "properties": {
+            "coin": { "type": "string", "enum": coins },
+            "amount": options["properties"]["amount"].clone(),
+            "currency": { "enum": ["usd", "eur", "gbp", null], "description": "Default (absent or null) usd" },
+            "address": { "type": "string", "description": "A receive address for coin, checksum included" },
+        },
+        "required": ["coin", "amount", "address"],
+        "oneOf": per_coin,
+    } } } });
+    let sign_in_codes: &[u16] = &[400, 401, 413, 429, 500, 503];
+    let two_factor_codes: &[u16] = &[400, 401, 409, 413, 423, 429, 500];
+    let mut paths = Map::new();
+    paths.insert("/v1/widget/session".into(), json!({
+        "post": {
+            "summary": "Open a widget session (public, rate-limited per client address)",
+            "operationId": "openWidgetSession",
+            "tags": ["Widget session"],
+            "security": [],
+            "requestBody": body(json!({
+                "publicKey": { "type": "string", "minLength": 1, "description": "The partner's publishable key" },
+                "origin": { "type": ["string", "null"], "description": "The embedding page's origin, from the loader's hello; null at the top level" },
+            }), &["publicKey"]),
+            "responses": responses(message_schema(json!({
+                "token": { "type": "string", "pattern": "^ws_[A-Za-z0-9_-]{43}$", "description": "The bearer token of the session routes; keep it in memory" },
+                "idleTimeout": { "type": "integer", "const": rampart_core::checkout::SESSION_IDLE_SECS },
+                "session": session_schema(),
+            })), &[400, 403, 404, 413, 429, 500]),
+        },
+        "get": session_route("Where the session stands", "widgetSession", None, session(), &[401, 500]),
+        "delete": session_route("Sign out: the token stops working", "closeWidgetSession", None, json!({}), &[401, 500]),
+    }));
+    paths.insert(
+        "/v1/widget/session/email".into(),
+        json!({ "post": session_route(
+        "Send a sign-in code (sandbox: answered as sandboxCode; production here: 503, no mail service)",
+        "widgetSignInCode",
+        Some(body(json!({ "email": email }), &["email"])),
+        json!({ "expiresIn": { "type": "integer" }, "sandboxCode": code }),
+        sign_in_codes,
+    ) }),
+    );
+    paths.insert(
+        "/v1/widget/session/signin".into(),
+        json!({ "post": session_route(
+        "Sign in with the email's code",
+        "widgetSignIn",
+        Some(body(json!({ "email": email, "code": code }), &["email", "code"])),
+        session(),
+        &[400, 401, 413, 500],
+    ) }),
+    );
+    paths.insert(
+        "/v1/widget/session/kyc".into(),
+        json!({ "post": session_route(
+        "Sandbox: mark the signed-in contact as KYC-passed",
+        "widgetMarkKyc",
+        None,
+        session(),
+        &[401, 403, 500],
+    ) }),
+    );
+    paths.insert(
+        "/v1/widget/session/2fa/create".into(),
+        json!({ "post": session_route(
+        "Create 2FA for the signed-in contact (Cache-Control: no-store)",
+        "widgetCreate2fa",
+        None,
+        json!({ "qrCode": { "type": "string" }, "manual": { "type": "string" } }),
+        &[401, 403, 500],
+    ) }),
+    );
+    paths.insert(
+        "/v1/widget/session/2fa/enable".into(),
+        json!({ "post": session_route(
+        "Enable the created 2FA with a code; the 2FA step is then passed",
+        "widgetEnable2fa",
+        Some(body(totp.clone(), &[])),
+        session(),
+        two_factor_codes,
+    ) }),
+    );
+    paths.insert(
+        "/v1/widget/session/2fa/verify".into(),
+        json!({ "post": session_route(
+        "Pass the 2FA step with a code",
+        "widgetVerify2fa",
+        Some(body(totp, &[])),
+        session(),
+        two_factor_codes,
+    ) }),
+    );
+    paths.insert(
+        "/v1/widget/session/orders".into(),
+        json!({ "post": session_route(
+        "Buy: sandbox completes at once at a simulated price; production here answers 503",
+        "widgetPlaceOrder",
+        Some(order_body),
+        json!({ "order": order_schema() }),
+        &[400, 401, 403, 413, 500, 503],
+    ) }),
+    );
+    paths.insert("/v1/widget/orders/{id}".into(), json!({ "get": {
+        "summary": "A widget order of the partner: confirm it server-side",
+        "operationId": "widgetOrder",
+        "tags": ["Widget orders"],
+        "security": [{ "bearer": [] }],
+        "parameters": [{ "name": "id", "in": "path", "required": true, "schema": { "type": "string", "format": "uuid" } }],
+        "responses": responses(message_schema(json!({ "order": order_schema() })), &[400, 401, 404, 500]),
+    } }));
+    paths.insert(
+        "/v1/widget/orders".into(),
+        json!({ "get": {
+        "summary": "A contact's widget orders, newest first",
+        "operationId": "widgetOrders",
+        "tags": ["Widget orders"],
+        "security": [{ "bearer": [] }],
+        "parameters": [contact_query(),
+            { "name": "limit", "in": "query", "required": false, "description": "1 to 100, default 20",
+              "schema": { "type": "integer", "minimum": 1, "maximum": rampart_core::checkout::MAX_ORDERS_PAGE } },
+            { "name": "after", "in": "query", "required": false, "description": "The previous page's next",
+              "schema": { "type": "string", "format": "uuid" } }],
+        "responses": responses(message_schema(json!({
+            "orders": { "type": "array", "items": order_schema() },
+            "next": { "type": ["string", "null"], "description": "after for the next page; null on the last" },
+        })), &[400, 401, 404, 500]),
+    } }),
+    );
+    paths.insert(
+        "/v1/widget/contacts".into(),
+        json!({ "get": {
+        "summary": "The contact id of an email that signed in to the widget",
+        "operationId": "widgetContact",
+        "tags": ["Widget orders"],
+        "security": [{ "bearer": [] }],
+        "parameters": [{ "name": "email", "in": "query", "required": true, "schema": email }],
+        "responses": responses(message_schema(json!({
+            "contactId": { "type": "string", "format": "uuid" }, "email": { "type": "string" },
+        })), &[400, 401, 404, 500]),
+    } }),
+    );
+    paths
+}
+
 /// The document for a server of the sandbox environment with the default widget settings.
 pub fn document() -> Value {
     document_for(Environment::Sandbox, &WidgetConfig::default())
@@ -327,6 +549,14 @@ pub fn document() -> Value {
 
 /// The document for a server of `environment` whose widget routes use `widget`.
 pub fn document_for(environment: Environment, widget: &WidgetConfig) -> Value {
+    let mut document = base_document(environment, widget);
+    if let Some(paths) = document["paths"].as_object_mut() {
+        paths.extend(checkout_paths(environment, widget));
+    }
+    document
+}
+
+fn base_document(environment: Environment, widget: &WidgetConfig) -> Value {
     let nullable_string = json!({ "type": ["string", "null"] });
     json!({
         "openapi": "3.1.0",
@@ -343,7 +573,12 @@ pub fn document_for(environment: Environment, widget: &WidgetConfig) -> Value {
                     "type": "http", "scheme": "bearer",
                     "description": "A secret key (sk_<environment>_...) or, deprecated, an HS256 JWT \
                         whose sub is the partner id; answers to a JWT carry Deprecation: true",
-                }
+                },
+                "session": {
+                    "type": "http", "scheme": "bearer",
+                    "description": "A widget session token (ws_...) from POST /v1/widget/session, held in the widget \
+                        page's memory; unknown, closed and idle (30 minutes) tokens are 401",
+                },
             },
             "schemas": {
                 "Error": {
