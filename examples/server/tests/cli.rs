@@ -518,7 +518,7 @@ async fn first_start_prints_a_demo_partner_and_a_working_curl_line_then_restarts
 
     // The second line to open: the demo partner page, embedding the widget with its snippet.
     let demo_line = format!("Open http://{address}/demo");
-    while !server.stdout.iter().any(|l| *l == demo_line) {
+    while !server.stdout.contains(&demo_line) {
         assert!(server.take(Duration::from_secs(10)), "no demo line; stdout: {:?}", server.stdout);
     }
     let public_key = widget.split("publicKey=").nth(1).unwrap().to_owned();
