@@ -30,15 +30,17 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::ids::{ContactId, OrderId, PartnerId};
 use crate::lifecycle::TwoFactorSetup;
 use crate::partner::Environment;
+#[cfg(doc)]
+use crate::service::Config;
 use crate::service::Service;
 use crate::store::{OrderRecord, OrderStatus, SessionRecord};
 use crate::token::Token;
 use crate::widget::origins::origin_allowed;
 use crate::widget::{Target, WidgetConfig, validate};
 
-/// A session dies this many seconds after its last use.
+/// A session dies this many seconds after its last use, by default ([`Config::session_idle_secs`]).
 pub const SESSION_IDLE_SECS: u64 = 1800;
-/// A sign-in code lives this many seconds.
+/// A sign-in code lives this many seconds, by default ([`Config::sign_in_code_ttl_secs`]).
 pub const SIGN_IN_CODE_TTL_SECS: u64 = 600;
 /// Wrong tries a sign-in code takes; the last one kills it.
 pub const SIGN_IN_CODE_TRIES: u32 = 5;
@@ -264,7 +266,9 @@ impl Service {
             return Err(ErrorKind::OriginNotAllowed.into());
         }
         let now = self.now();
-        self.store().delete_sessions_idle_since(now.saturating_sub(SESSION_IDLE_SECS)).map_err(Self::internal)?;
+        self.store()
+            .delete_sessions_idle_since(now.saturating_sub(self.config().session_idle_secs))
+            .map_err(Self::internal)?;
         let mut bytes = Zeroizing::new([0u8; SESSION_TOKEN_BYTES]);
         fill_random(&mut bytes[..])?;
         let token = SessionToken(Zeroizing::new(format!("{SESSION_PREFIX}{}", URL_SAFE_NO_PAD.encode(&bytes[..]))));
@@ -301,7 +305,7 @@ impl Service {
         let found = self
             .store()
             .update_session(&hash, &mut |s| {
-                idle = now.saturating_sub(s.last_seen_at) >= SESSION_IDLE_SECS;
+                idle = now.saturating_sub(s.last_seen_at) >= self.config().session_idle_secs;
                 if !idle {
                     s.last_seen_at = now;
                 }
@@ -375,6 +379,7 @@ impl Service {
         let code = random_code()?;
         let hash = code_hash(&session.token_hash, &email, &code);
         let now = self.now();
+        let ttl = self.config().sign_in_code_ttl_secs;
         let mut wait = None;
         self.store()
             .update_sign_in(&session.partner_id, &email, &mut |r| {
@@ -387,14 +392,14 @@ impl Service {
                 wait = None;
                 r.sent_at.push(now);
                 r.code_hash = Some(hash);
-                r.expires_at = now + SIGN_IN_CODE_TTL_SECS;
+                r.expires_at = now + ttl;
                 r.tries = 0;
                 true
             })
             .map_err(Self::internal)?;
         match wait {
             Some(seconds) => Err(Error::sign_in_throttled(seconds)),
-            None => Ok(SignInCode { code, expires_in: SIGN_IN_CODE_TTL_SECS }),
+            None => Ok(SignInCode { code, expires_in: ttl }),
         }
     }
 

@@ -48,6 +48,10 @@ pub struct Config {
     /// once; a rotation made by another process takes effect within this time. At most
     /// 60 s. Default zero: every call asks the store.
     pub auth_cache_ttl: Duration,
+    /// Seconds a widget session lives after its last use. Default 1800 (30 minutes).
+    pub session_idle_secs: u64,
+    /// Seconds a widget sign-in code stays valid. Default 600 (10 minutes).
+    pub sign_in_code_ttl_secs: u64,
 }
 
 impl Default for Config {
@@ -61,6 +65,8 @@ impl Default for Config {
             throttling: true,
             jwt_secret: None,
             auth_cache_ttl: Duration::ZERO,
+            session_idle_secs: crate::checkout::SESSION_IDLE_SECS,
+            sign_in_code_ttl_secs: crate::checkout::SIGN_IN_CODE_TTL_SECS,
         }
     }
 }
@@ -76,6 +82,8 @@ impl fmt::Debug for Config {
             .field("throttling", &self.throttling)
             .field("jwt_secret", &self.jwt_secret.as_ref().map(|_| "<redacted>"))
             .field("auth_cache_ttl", &self.auth_cache_ttl)
+            .field("session_idle_secs", &self.session_idle_secs)
+            .field("sign_in_code_ttl_secs", &self.sign_in_code_ttl_secs)
             .finish()
     }
 }
@@ -99,6 +107,12 @@ impl Config {
         }
         if self.jwt_secret.as_ref().is_some_and(|s| s.len() < MIN_JWT_SECRET_BYTES) {
             return Err(Error::config("JWT secret must be at least 32 bytes"));
+        }
+        if self.session_idle_secs == 0 {
+            return Err(Error::invalid_input("session_idle_secs", "must be at least 1"));
+        }
+        if self.sign_in_code_ttl_secs == 0 {
+            return Err(Error::invalid_input("sign_in_code_ttl_secs", "must be at least 1"));
         }
         if self.auth_cache_ttl > MAX_AUTH_CACHE_TTL {
             return Err(Error::config("authentication cache lifetime must be at most 60 seconds"));
@@ -192,6 +206,18 @@ impl ServiceBuilder {
     /// Remember authenticated secret keys for `ttl` (see [`Config::auth_cache_ttl`]).
     pub fn auth_cache_ttl(mut self, ttl: Duration) -> Self {
         self.config.auth_cache_ttl = ttl;
+        self
+    }
+
+    /// Seconds a widget session lives after its last use (default 1800).
+    pub fn session_idle_secs(mut self, secs: u64) -> Self {
+        self.config.session_idle_secs = secs;
+        self
+    }
+
+    /// Seconds a widget sign-in code stays valid (default 600).
+    pub fn sign_in_code_ttl_secs(mut self, secs: u64) -> Self {
+        self.config.sign_in_code_ttl_secs = secs;
         self
     }
 

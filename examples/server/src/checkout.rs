@@ -127,11 +127,12 @@ pub async fn open(
         Ok(input) => input,
         Err(e) => return e.into_response(),
     };
+    let idle = state.service.config().session_idle_secs;
     let opened = blocking(&state, ErrorKind::Internal, move |s| s.open_session(&key, origin.as_deref())).await;
     let mut response = respond(opened, |(token, session)| {
         let body = json!({
             "token": token.as_str(),
-            "idleTimeout": rampart_core::checkout::SESSION_IDLE_SECS,
+            "idleTimeout": idle,
             "session": SessionJson::from(session),
         });
         body_response(StatusCode::OK, "Widget session opened.", body)

@@ -80,6 +80,14 @@ struct Cli {
     #[arg(long, env = "RAMPART_BODY_TIMEOUT_MS", hide = true)]
     body_timeout_ms: Option<u64>,
 
+    /// Test hook: seconds a widget session lives after its last use (SPEC: 30 minutes).
+    #[arg(long, env = "RAMPART_SESSION_IDLE_SECS", hide = true, value_parser = clap::value_parser!(u64).range(1..))]
+    session_idle_secs: Option<u64>,
+
+    /// Test hook: seconds a widget sign-in code stays valid (SPEC: 10 minutes).
+    #[arg(long, env = "RAMPART_SIGN_IN_CODE_TTL_SECS", hide = true, value_parser = clap::value_parser!(u64).range(1..))]
+    sign_in_code_ttl_secs: Option<u64>,
+
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -367,6 +375,12 @@ fn serve(cli: Cli) -> Result<(), Failure> {
         .auth_cache_ttl(std::time::Duration::from_secs(cli.auth_cache_secs));
     if let Some(secret) = jwt_secret {
         builder = builder.jwt_secret(secret.0.as_bytes().to_vec());
+    }
+    if let Some(secs) = cli.session_idle_secs {
+        builder = builder.session_idle_secs(secs);
+    }
+    if let Some(secs) = cli.sign_in_code_ttl_secs {
+        builder = builder.sign_in_code_ttl_secs(secs);
     }
     let service = Arc::new(builder.build().map_err(explain)?);
     let runtime =

@@ -423,7 +423,7 @@ fn checkout_paths(environment: Environment, widget: &WidgetConfig) -> Map<String
             }), &["publicKey"]),
             "responses": responses(message_schema(json!({
                 "token": { "type": "string", "pattern": "^ws_[A-Za-z0-9_-]{43}$", "description": "The bearer token of the session routes; keep it in memory" },
-                "idleTimeout": { "type": "integer", "const": rampart_core::checkout::SESSION_IDLE_SECS },
+                "idleTimeout": { "type": "integer", "description": "Seconds the session lives after its last use (1800)" },
                 "session": session_schema(),
             })), &[400, 403, 404, 413, 429, 500]),
         },
