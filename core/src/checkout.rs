@@ -405,7 +405,8 @@ impl Service {
 
     /// Sign in with the code sent to `email`. 401 `sign_in_code_failed` for a wrong code (the
     /// fifth wrong one kills it), 401 `sign_in_code_expired` when no code is live (expired,
-    /// used, killed, never sent, or sent to another session).
+    /// used, killed or never sent). A code sent to another session does not match here: it
+    /// counts as a wrong try.
     pub fn sign_in(&self, token: &str, email: &str, code: &str) -> Result<SessionState> {
         let session = self.touch_session(token)?;
         let email = normalize_email(email)?;
@@ -518,6 +519,9 @@ impl Service {
     pub fn place_order(&self, token: &str, request: &OrderRequest, widget: &WidgetConfig) -> Result<Order> {
         let (session, contact) = self.signed_in_session(token)?;
         let partner = self.partner_record(&session.partner_id)?;
+        if request.coin.contains(',') {
+            return Err(Error::invalid_input("coin", "must be one coin symbol"));
+        }
         let mut options = Map::new();
         options.insert("publicKey".into(), Value::String(partner.publishable_key.clone()));
         options.insert("tokens".into(), Value::String(request.coin.clone()));
@@ -527,7 +531,7 @@ impl Service {
         let validation = validate(&options, Target::Url, Some(partner.environment), widget);
         if let Some(issue) = validation.errors.first() {
             // Named by the request's own fields, not the widget options they were checked as.
-            let field = match issue.path.split('.').next().unwrap_or_default() {
+            let field = match issue.path.split(['.', '[']).next().unwrap_or_default() {
                 "tokens" => "coin",
                 "currencies" => "currency",
                 "receiveAddress" => "address",
