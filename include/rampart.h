@@ -1,6 +1,6 @@
 /*
- * rampart.h: the C ABI of Rampart (TOTP two-factor authentication, partner keys and widget
- * settings). Link with `pkg-config --cflags --libs rampart`. The header compiles as C99 and
+ * rampart.h: the C ABI of Rampart (TOTP two-factor authentication, partner keys, widget
+ * settings and the widget's purchase flow: sessions, email sign-in, orders). Link with `pkg-config --cflags --libs rampart`. The header compiles as C99 and
  * C++17.
  *
  * Conventions
@@ -27,9 +27,13 @@
  *   RAMPART_STATUS_INVALID_INPUT "<argument> must be valid Unicode text" (inside widget JSON,
  *   the option path: "receiveAddress.btc must be valid Unicode text"). Exceptions follow the
  *   HTTP API: a NULL or empty contact id is RAMPART_STATUS_CONTACT_ID_REQUIRED, a NULL token is
- *   a missing token, a token that is not UTF-8 is a wrong code (never a 400), and a bearer
- *   credential that is not UTF-8 is RAMPART_STATUS_UNAUTHORIZED. Strings are NUL-terminated;
- *   inputs are copied, never kept.
+ *   a missing token, a token or sign-in code that is not UTF-8 is a wrong code (never a 400),
+ *   a bearer credential that is not UTF-8 is RAMPART_STATUS_UNAUTHORIZED, a widget session
+ *   token RAMPART_STATUS_SESSION_EXPIRED and a publishable key
+ *   RAMPART_STATUS_PARTNER_NOT_FOUND. Strings are NUL-terminated; inputs are copied, never
+ *   kept.
+ * - JSON. Compound results (orders, pages of orders, widget sessions, validations) are compact
+ *   JSON text in the shape the HTTP API gives them, with its field names (orderId, createdAt).
  * - Strings. Every char* the library returns is a library string: free it with
  *   rampart_string_free() (which overwrites it with zeros first), exactly once, never with
  *   free(). const char* results (status messages and names) are static.
@@ -190,6 +194,58 @@ enum rampart_status
    * 500 `config`: "Invalid configuration"
    */
   RAMPART_STATUS_CONFIG = 26,
+  /**
+   * 401 `session_expired`: "Widget session expired, sign in again"
+   */
+  RAMPART_STATUS_SESSION_EXPIRED = 27,
+  /**
+   * 401 `sign_in_required`: "Sign in to continue"
+   */
+  RAMPART_STATUS_SIGN_IN_REQUIRED = 28,
+  /**
+   * 401 `sign_in_code_failed`: "The sign-in code is wrong"
+   */
+  RAMPART_STATUS_SIGN_IN_CODE_FAILED = 29,
+  /**
+   * 401 `sign_in_code_expired`: "The sign-in code has expired or was tried too often, ask for a new one"
+   */
+  RAMPART_STATUS_SIGN_IN_CODE_EXPIRED = 30,
+  /**
+   * 429 `sign_in_throttled`: "Too many sign-in codes for this email, try again later"
+   */
+  RAMPART_STATUS_SIGN_IN_THROTTLED = 31,
+  /**
+   * 403 `two_factor_required`: "2FA is required before buying"
+   */
+  RAMPART_STATUS_TWO_FACTOR_REQUIRED = 32,
+  /**
+   * 503 `purchases_unavailable`: "Purchases are unavailable on this server"
+   */
+  RAMPART_STATUS_PURCHASES_UNAVAILABLE = 33,
+  /**
+   * 404 `order_not_found`: "Order not found"
+   */
+  RAMPART_STATUS_ORDER_NOT_FOUND = 34,
+  /**
+   * 404 `contact_not_found`: "Contact not found"
+   */
+  RAMPART_STATUS_CONTACT_NOT_FOUND = 35,
+  /**
+   * 403 `sandbox_only`: "Only available in sandbox"
+   */
+  RAMPART_STATUS_SANDBOX_ONLY = 36,
+  /**
+   * 403 `widget_not_approved`: "This widget is not approved for production yet."
+   */
+  RAMPART_STATUS_WIDGET_NOT_APPROVED = 37,
+  /**
+   * 403 `origin_not_allowed`: "This site may not embed the widget"
+   */
+  RAMPART_STATUS_ORIGIN_NOT_ALLOWED = 38,
+  /**
+   * 503 `sign_in_unavailable`: "Email sign-in is unavailable on this server"
+   */
+  RAMPART_STATUS_SIGN_IN_UNAVAILABLE = 39,
   /**
    * 500 `panic`: a Rust panic was caught at the C boundary (a bug in Rampart, to report).
    * Not an error kind of the core; its message is the same as `RAMPART_STATUS_INTERNAL`'s.
@@ -1084,6 +1140,226 @@ rampart_status rampart_service_may_purchase(const struct rampart_service *servic
                                             const char *partner_id,
                                             const char *contact_id,
                                             bool *out_allowed);
+
+/**
+ * Open a widget session for the partner whose publishable key (`pk_<environment>_...`) the
+ * widget was opened with, embedded by the page at `origin` (`https://shop.example`; NULL or ""
+ * when opened at the top level). The session is bound to that partner and origin and dies 30
+ * minutes after its last use.
+ *
+ * Errors: `RAMPART_STATUS_PARTNER_NOT_FOUND` (unknown key, one of the other environment, or
+ * not UTF-8), `RAMPART_STATUS_WIDGET_NOT_APPROVED` (a production widget an operator has not
+ * approved), `RAMPART_STATUS_ORIGIN_NOT_ALLOWED` (an origin the partner did not register;
+ * sandbox also takes `http://localhost` and `http://127.0.0.1` on any port),
+ * `RAMPART_STATUS_INVALID_INPUT` (NULL arguments, an origin that is not UTF-8),
+ * `RAMPART_STATUS_INTERNAL` (storage).
+ *
+ * Ownership: on success `*out_session_token` receives the session's bearer token
+ * (`ws_...`), a library string freed with `rampart_string_free`: a secret, kept only in the
+ * widget page's memory (Rampart stores its hash). `*out_session_json` (if not NULL) receives
+ * the session as compact JSON, `{"partnerId","environment","origin","signedIn","email",
+ * "contactId","kycPassed","twoFactor","mayPurchase"}`, a library string. Threading: thread-safe
+ * on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid: strings NUL-terminated, out-pointers writable.
+ */
+rampart_status rampart_service_open_session(const struct rampart_service *service,
+                                            const char *publishable_key,
+                                            const char *origin,
+                                            char **out_session_token,
+                                            char **out_session_json);
+
+/**
+ * Where a widget session stands (restarting its idle clock), as the JSON of
+ * `rampart_service_open_session`: `twoFactor` is NULL before sign-in, then `"none"`,
+ * `"setup"` (create and enable 2FA first), `"verify"` (enter a code) or `"passed"`;
+ * `mayPurchase` says whether `rampart_service_place_order` would pass the 2FA step.
+ *
+ * Errors: `RAMPART_STATUS_SESSION_EXPIRED` (unknown, closed or idle for 30 minutes, or not
+ * UTF-8), `RAMPART_STATUS_INVALID_INPUT` (NULL arguments), `RAMPART_STATUS_INTERNAL`.
+ * Ownership: on success `*out_session_json` receives a library string freed with
+ * `rampart_string_free`. Threading: thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid: strings NUL-terminated, out-pointers writable.
+ */
+rampart_status rampart_service_session_state(const struct rampart_service *service,
+                                             const char *session_token,
+                                             char **out_session_json);
+
+/**
+ * Sign out: the session token stops working.
+ *
+ * Errors: `RAMPART_STATUS_SESSION_EXPIRED` (unknown, already closed or idle, or not UTF-8),
+ * `RAMPART_STATUS_INVALID_INPUT` (NULL arguments), `RAMPART_STATUS_INTERNAL`.
+ * Ownership: nothing is kept or returned. Threading: thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid NUL-terminated strings; `service` a live handle.
+ */
+rampart_status rampart_service_close_session(const struct rampart_service *service,
+                                             const char *session_token);
+
+/**
+ * A new 6-digit sign-in code for `email`, usable only by this session for 10 minutes (5 wrong
+ * tries kill it), replacing any earlier one. The caller delivers it to the email's owner (a
+ * sandbox may show it). The answer is the same whether the email is known or not.
+ *
+ * Errors: `RAMPART_STATUS_SESSION_EXPIRED`, `RAMPART_STATUS_INVALID_INPUT` ("email must be an
+ * email address such as name@example.com", "email must be valid Unicode text", NULL
+ * arguments), `RAMPART_STATUS_SIGN_IN_THROTTLED` (3 codes to this email in 10 minutes: see
+ * `rampart_last_retry_after`), `RAMPART_STATUS_INTERNAL`.
+ *
+ * Ownership: on success `*out_code` receives the code, a library string freed with
+ * `rampart_string_free` (a secret: deliver it, never log it); `*out_expires_in` (if not NULL)
+ * the seconds it stays valid. Threading: thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid: strings NUL-terminated, out-pointers writable.
+ */
+rampart_status rampart_service_request_sign_in_code(const struct rampart_service *service,
+                                                    const char *session_token,
+                                                    const char *email,
+                                                    char **out_code,
+                                                    uint64_t *out_expires_in);
+
+/**
+ * Sign the session in with the code sent to `email`. The email becomes a contact of the
+ * partner (one contact id per partner and email, found again with
+ * `rampart_service_contact_by_email`).
+ *
+ * Errors: `RAMPART_STATUS_SESSION_EXPIRED`, `RAMPART_STATUS_INVALID_INPUT` (email, NULL
+ * arguments), `RAMPART_STATUS_SIGN_IN_CODE_FAILED` (a wrong code, or one that is not UTF-8;
+ * the fifth wrong one kills it), `RAMPART_STATUS_SIGN_IN_CODE_EXPIRED` (no live code: expired,
+ * used, killed, never sent, or sent to another session), `RAMPART_STATUS_INTERNAL`.
+ *
+ * Ownership: on success `*out_session_json` (if not NULL) receives the session as
+ * `rampart_service_open_session` gives it, a library string freed with `rampart_string_free`.
+ * Threading: thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid: strings NUL-terminated, out-pointers writable.
+ */
+rampart_status rampart_service_sign_in(const struct rampart_service *service,
+                                       const char *session_token,
+                                       const char *email,
+                                       const char *code,
+                                       char **out_session_json);
+
+/**
+ * Pass the session's 2FA step with a code from the signed-in contact's authenticator app
+ * (2FA enabled: `twoFactor` is `"verify"`), under the replay and throttle rules of
+ * `rampart_service_verify_2fa`; `token` as there (NULL is a missing token).
+ *
+ * Errors: `RAMPART_STATUS_SESSION_EXPIRED`, `RAMPART_STATUS_SIGN_IN_REQUIRED`, the 2FA
+ * statuses of `rampart_service_verify_2fa`, and `RAMPART_STATUS_TOKEN_FAILED` for a wrong,
+ * malformed or replayed code (here an error, as over HTTP). Ownership: on success
+ * `*out_session_json` (if not NULL) receives the session, a library string. Threading:
+ * thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid: strings NUL-terminated, out-pointers writable.
+ */
+rampart_status rampart_service_session_verify_2fa(const struct rampart_service *service,
+                                                  const char *session_token,
+                                                  const char *token,
+                                                  char **out_session_json);
+
+/**
+ * Buy, as the signed-in contact: `coin` (`"btc"`), `amount` (`"25"`, `"25.50"`), `currency`
+ * (`"usd"`, `"eur"`, `"gbp"`; NULL is `"usd"`) and the receive `address` for the coin are
+ * checked as widget options under `config` (NULL: the default configuration), then the 2FA
+ * step, then the environment: a sandbox partner's order is stored and completed at once at a
+ * simulated price; production has no payment provider here and refuses.
+ *
+ * Errors: `RAMPART_STATUS_SESSION_EXPIRED`, `RAMPART_STATUS_SIGN_IN_REQUIRED`,
+ * `RAMPART_STATUS_INVALID_INPUT` naming the first failing field (`coin`, `amount`,
+ * `currency`, `address`) with the widget option rule it breaks ("address is not valid: ..."),
+ * or the argument, `RAMPART_STATUS_TWO_FACTOR_REQUIRED` (the 2FA step is not done),
+ * `RAMPART_STATUS_PURCHASES_UNAVAILABLE` (production: nothing is stored),
+ * `RAMPART_STATUS_INTERNAL`.
+ *
+ * Ownership: the strings are copied; `config` is only read during the call. On success
+ * `*out_order_json` receives the order as compact JSON (see `rampart_service_order`), a
+ * library string freed with `rampart_string_free`. Threading: thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid: strings NUL-terminated, `config` NULL or a live handle,
+ * `out_order_json` writable.
+ */
+rampart_status rampart_service_place_order(const struct rampart_service *service,
+                                           const char *session_token,
+                                           const char *coin,
+                                           const char *amount,
+                                           const char *currency,
+                                           const char *address,
+                                           const struct rampart_widget_config *config,
+                                           char **out_order_json);
+
+/**
+ * A partner's order, as compact JSON in the shape of `GET /v1/widget/orders/{id}`:
+ * `{"orderId","contactId","coin","amount","currency","address","price","quantity","status",
+ * "createdAt","updatedAt"}`. `status` is `"created"`, `"completed"` or `"failed"`; the times
+ * are Unix seconds; amounts, prices and quantities are decimal text.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` ("orderId must be a UUID", "partnerId must be a
+ * UUID", NULL or not UTF-8 arguments), `RAMPART_STATUS_ORDER_NOT_FOUND` (no such order, or
+ * another partner's), `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INTERNAL`.
+ *
+ * Ownership: on success `*out_order_json` receives a library string freed with
+ * `rampart_string_free`. Threading: thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid: strings NUL-terminated, `out_order_json` writable.
+ */
+rampart_status rampart_service_order(const struct rampart_service *service,
+                                     const char *partner_id,
+                                     const char *order_id,
+                                     char **out_order_json);
+
+/**
+ * Up to `limit` (1 to 100) orders of a partner's contact, newest first, as compact JSON in the
+ * shape of `GET /v1/widget/orders`: `{"orders":[order, ...],"next":"<order id>"}`, each order
+ * as `rampart_service_order` gives it. `next` is null on the last page; otherwise pass it as
+ * `after` for the next page (NULL `after`: the first page).
+ *
+ * Errors: the contact id statuses, `RAMPART_STATUS_INVALID_INPUT` ("limit must be 1 to 100",
+ * "orderId must be a UUID" for `after`, NULL arguments), `RAMPART_STATUS_ORDER_NOT_FOUND`
+ * (`after` is not an order of this contact: another contact's reads as unknown),
+ * `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INTERNAL`.
+ *
+ * Ownership: on success `*out_page_json` receives a library string freed with
+ * `rampart_string_free`. Threading: thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid: strings NUL-terminated, `out_page_json` writable.
+ */
+rampart_status rampart_service_orders(const struct rampart_service *service,
+                                      const char *partner_id,
+                                      const char *contact_id,
+                                      const char *after,
+                                      size_t limit,
+                                      char **out_page_json);
+
+/**
+ * The contact id of an email that signed in to the partner's widget (the email is compared
+ * normalised: trimmed, lower-cased).
+ *
+ * Errors: `RAMPART_STATUS_CONTACT_NOT_FOUND` (the email never signed in there),
+ * `RAMPART_STATUS_INVALID_INPUT` ("email must be an email address such as name@example.com",
+ * NULL or not UTF-8 arguments), `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INTERNAL`.
+ *
+ * Ownership: on success `*out_contact_id` receives the contact id (a UUID), a library string
+ * freed with `rampart_string_free`. Threading: thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid: strings NUL-terminated, `out_contact_id` writable.
+ */
+rampart_status rampart_service_contact_by_email(const struct rampart_service *service,
+                                                const char *partner_id,
+                                                const char *email,
+                                                char **out_contact_id);
 
 /**
  * Generate a new 20-byte TOTP secret from the OS CSPRNG, with everything a user needs to

@@ -19,7 +19,7 @@ C_NATIVE_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl
 C_WARN := -Wall -Wextra -Wpedantic -Werror
 C_TEST_FLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(C_WARN) -g -Iinclude -Itests/c
 C_SANITIZE := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
-C_TESTS := test_lifecycle test_vectors test_threads test_widget
+C_TESTS := test_lifecycle test_vectors test_threads test_widget test_checkout
 VALGRIND := valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
 	--errors-for-leak-kinds=definite,indirect --error-exitcode=99
 C_SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
@@ -79,6 +79,7 @@ define c_run_tests
 	$(1)$(C_BUILD)/bin/test_vectors$(2) $(C_BUILD)/vectors.txt
 	$(1)$(C_BUILD)/bin/test_threads$(2) $(C_WORK)
 	$(1)$(C_BUILD)/bin/test_widget$(2) $(C_BUILD)/widget_vectors.txt
+	$(1)$(C_BUILD)/bin/test_checkout$(2) $(C_WORK)
 endef
 
 c-test-run: c-test-build

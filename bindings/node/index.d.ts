@@ -31,6 +31,19 @@ export type RampartErrorCode =
   | 'verify_failed'
   | 'internal'
   | 'config'
+  | 'session_expired'
+  | 'sign_in_required'
+  | 'sign_in_code_failed'
+  | 'sign_in_code_expired'
+  | 'sign_in_throttled'
+  | 'two_factor_required'
+  | 'purchases_unavailable'
+  | 'order_not_found'
+  | 'contact_not_found'
+  | 'sandbox_only'
+  | 'widget_not_approved'
+  | 'origin_not_allowed'
+  | 'sign_in_unavailable'
   // The widget's whole-call failures (`options_invalid`, `target_invalid`, `chain_unknown`,
   // the signature checks, ...), each a 400.
   | (string & {})
@@ -50,9 +63,9 @@ export declare class RampartError extends Error {
   name: 'RampartError'
   /** The stable name: `'invalid_input'`, `'token_failed'`, `'partner_not_found'`, ... */
   code: RampartErrorCode
-  /** The HTTP-style status: 400, 401, 403, 404, 409, 423, 429, 500. */
+  /** The HTTP-style status: 400, 401, 403, 404, 409, 423, 429, 500, 503. */
   status: number
-  /** On `'throttled'` (429): whole seconds to wait, as a `Retry-After` header says. */
+  /** On `'throttled'` and `'sign_in_throttled'` (429): whole seconds to wait, as a `Retry-After` header says. */
   retryAfter?: number
   /** The same as `code` (the name the Python binding and the C ABI use). */
   readonly kind: RampartErrorCode
@@ -144,6 +157,51 @@ export declare class Service {
    * line with a higher id was added to the key file), so older keys can then be removed.
    */
   rewrapSecrets(operator: string): Promise<RewrapReport>
+  /**
+   * Opens a widget session for the partner with this publishable key, embedded by `origin`
+   * (null or `""`: at the top level). Rejects with `partner_not_found`, `widget_not_approved`
+   * (production, awaiting an operator) or `origin_not_allowed`.
+   */
+  openSession(publishableKey: string, origin?: string | null): Promise<OpenedSession>
+  /** Where the session stands (restarting its 30-minute idle clock). */
+  sessionState(sessionToken: string): Promise<SessionState>
+  /** Signs out: the token stops working (`session_expired` from then on). */
+  closeSession(sessionToken: string): Promise<void>
+  /**
+   * A new 6-digit sign-in code for `email`, usable only by this session; deliver it to the
+   * email's owner. Rejects with `sign_in_throttled` (and `retryAfter`) after 3 codes to one
+   * email in 10 minutes.
+   */
+  requestSignInCode(sessionToken: string, email: string): Promise<SignInCode>
+  /** Signs the session in with the code sent to `email`; the email becomes a contact. */
+  signIn(sessionToken: string, email: string, code: string): Promise<SessionState>
+  /**
+   * Passes the session's 2FA step with a code from the contact's app (a wrong code rejects
+   * with `token_failed`, as over HTTP).
+   */
+  sessionVerify2fa(sessionToken: string, token: unknown): Promise<SessionState>
+  /**
+   * Buys as the signed-in contact. The request is checked as widget options under `config`
+   * (the JSON form of `WidgetSettings.config`; default the built-in one), then the 2FA step;
+   * a sandbox order completes at once at a simulated price, production rejects with
+   * `purchases_unavailable`.
+   */
+  placeOrder(sessionToken: string, request: OrderRequest, config?: Record<string, unknown> | null): Promise<Order>
+  /**
+   * A partner's order (rejects with `order_not_found` for an unknown id or another
+   * partner's).
+   */
+  order(partnerId: string, orderId: string): Promise<Order>
+  /**
+   * Up to `limit` (1 to 100, default 20) orders of a partner's contact, newest first, after
+   * the order `after` (the previous page's `next`).
+   */
+  orders(partnerId: string, contactId: string, options?: OrdersOptions | null): Promise<OrderPage>
+  /**
+   * The contact id of an email that signed in to the partner's widget (rejects with
+   * `contact_not_found` when it never did).
+   */
+  contactByEmail(partnerId: string, email: string): Promise<string>
   auditLog(): Promise<Array<AuditEvent>>
 }
 
@@ -252,6 +310,63 @@ export interface Mode {
 export declare function newSecret(issuer: string, account: string): Enrolment
 
 /**
+ * A new widget session: its bearer token (`ws_...`, a secret kept in the widget page's
+ * memory) and its state.
+ */
+export interface OpenedSession {
+  sessionToken: string
+  session: SessionState
+}
+
+/**
+ * A widget order, as `GET /v1/widget/orders/{id}` shows it. `status` is `"created"`,
+ * `"completed"` or `"failed"`; times are Unix seconds; amounts, prices and quantities are
+ * decimal text.
+ */
+export interface Order {
+  orderId: string
+  contactId: string
+  coin: string
+  amount: string
+  currency: string
+  address: string
+  price: string
+  quantity: string
+  status: string
+  createdAt: number
+  updatedAt: number
+}
+
+/**
+ * One page of a contact's orders, newest first; pass `next` as `after` for the next page
+ * (absent on the last one: optional fields are left out, as in `Partner`).
+ */
+export interface OrderPage {
+  orders: Array<Order>
+  next?: string
+}
+
+/** What `placeOrder` buys: the review screen's values. `currency` defaults to `"usd"`. */
+export interface OrderRequest {
+  /** Coin symbol (`"btc"`). */
+  coin: string
+  /** Amount to pay (`"25"`, `"25.50"`). */
+  amount: string
+  /** `"usd"` (default), `"eur"` or `"gbp"`. */
+  currency?: string
+  /** Receive address for `coin`. */
+  address: string
+}
+
+/** Paging of `orders`. */
+export interface OrdersOptions {
+  /** The previous page's `next` (default: the first page). */
+  after?: string
+  /** Orders per page, 1 to 100 (default 20). */
+  limit?: number
+}
+
+/**
  * Whether the widget page may talk to a parent page at `origin` (a browser's `event.origin`,
  * compared exactly): one of `registered` (checked and made canonical first), or in sandbox
  * any port of `http://localhost` or `http://127.0.0.1`.
@@ -349,6 +464,30 @@ export interface ServiceOptions {
   masterKeyId?: number
   /** HS256 secret for legacy partner JWTs. */
   jwtSecret?: Buffer
+}
+
+/**
+ * Where a widget session stands. `twoFactor` is absent before sign-in, then `"none"`, `"setup"`
+ * (create and enable 2FA first), `"verify"` (enter a code) or `"passed"`; `mayPurchase` says
+ * whether `placeOrder` would pass the 2FA step.
+ */
+export interface SessionState {
+  partnerId: string
+  environment: string
+  /** The embedding page's origin (`""` at the top level). */
+  origin: string
+  signedIn: boolean
+  email?: string
+  contactId?: string
+  kycPassed: boolean
+  twoFactor?: string
+  mayPurchase: boolean
+}
+
+/** A sign-in code to deliver to the email's owner, valid for `expiresIn` seconds. */
+export interface SignInCode {
+  code: string
+  expiresIn: number
 }
 
 /** The canonical URL signed with the partner's secret key at `settings.timestamp` (default now). */

@@ -31,6 +31,19 @@ export type RampartErrorCode =
   | 'verify_failed'
   | 'internal'
   | 'config'
+  | 'session_expired'
+  | 'sign_in_required'
+  | 'sign_in_code_failed'
+  | 'sign_in_code_expired'
+  | 'sign_in_throttled'
+  | 'two_factor_required'
+  | 'purchases_unavailable'
+  | 'order_not_found'
+  | 'contact_not_found'
+  | 'sandbox_only'
+  | 'widget_not_approved'
+  | 'origin_not_allowed'
+  | 'sign_in_unavailable'
   // The widget's whole-call failures (`options_invalid`, `target_invalid`, `chain_unknown`,
   // the signature checks, ...), each a 400.
   | (string & {})
@@ -50,9 +63,9 @@ export declare class RampartError extends Error {
   name: 'RampartError'
   /** The stable name: `'invalid_input'`, `'token_failed'`, `'partner_not_found'`, ... */
   code: RampartErrorCode
-  /** The HTTP-style status: 400, 401, 403, 404, 409, 423, 429, 500. */
+  /** The HTTP-style status: 400, 401, 403, 404, 409, 423, 429, 500, 503. */
   status: number
-  /** On `'throttled'` (429): whole seconds to wait, as a `Retry-After` header says. */
+  /** On `'throttled'` and `'sign_in_throttled'` (429): whole seconds to wait, as a `Retry-After` header says. */
   retryAfter?: number
   /** The same as `code` (the name the Python binding and the C ABI use). */
   readonly kind: RampartErrorCode

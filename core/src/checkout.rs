@@ -158,6 +158,25 @@ pub struct OrderRequest {
 /// A widget order; see [`OrderRecord`].
 pub type Order = OrderRecord;
 
+/// An order as every surface shows it (the HTTP API, the C ABI's JSON): `{"orderId",
+/// "contactId", "coin", "amount", "currency", "address", "price", "quantity", "status",
+/// "createdAt", "updatedAt"}`, times in Unix seconds.
+pub fn order_json(o: &Order) -> Value {
+    json!({
+        "orderId": o.id.to_string(),
+        "contactId": o.contact_id.to_string(),
+        "coin": o.coin,
+        "amount": o.amount,
+        "currency": o.currency,
+        "address": o.address,
+        "price": o.price,
+        "quantity": o.quantity,
+        "status": o.status.as_str(),
+        "createdAt": o.created_at,
+        "updatedAt": o.updated_at,
+    })
+}
+
 /// One page of a contact's orders, newest first.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OrderPage {

@@ -20,9 +20,12 @@
 //!   `RAMPART_STATUS_ISSUER_INVALID`, `RAMPART_STATUS_WIDGET_TEXT_INVALID`,
 //!   `RAMPART_STATUS_WIDGET_BUTTON_URL_INVALID`, else `RAMPART_STATUS_INVALID_INPUT`
 //!   "<argument> must be valid Unicode text" (inside widget JSON the option path names it).
-//!   A token that is not UTF-8 is a wrong code (the token grammar never answers 400), a bearer
-//!   credential that is not UTF-8 a bad credential, a URL `url_invalid`, an address
-//!   `address_bad_character`.
+//!   A token or sign-in code that is not UTF-8 is a wrong code (the token grammar never answers
+//!   400), a bearer credential, widget session token or publishable key that is not UTF-8 a bad
+//!   one (`unauthorized`, `session_expired`, `partner_not_found`), a URL `url_invalid`, an
+//!   address `address_bad_character`.
+//! - Compound results (orders, widget sessions, validations) are JSON text in the HTTP API's
+//!   shape (`checkout.rs`).
 //! - Opaque handles have one constructor family and one `_free`; `_free(NULL)` is a no-op.
 //! - Strings the library returns are freed only by `rampart_string_free`, which zeroizes them.
 //! - Every body runs inside the panic boundary in `boundary.rs`; no panic unwinds into C.
@@ -42,6 +45,8 @@ mod status_enum;
 pub mod strings;
 
 pub mod service;
+
+pub mod checkout;
 
 pub mod totp;
 

@@ -412,6 +412,15 @@ unsafe fn service<'a>(ptr: *const rampart_service) -> Result<&'a Service, Error>
     unsafe { handle(ptr) }.map(|h| &h.service)
 }
 
+/// The core service behind a handle, for the other modules of the ABI.
+///
+/// # Safety
+/// `ptr` is NULL or a live handle.
+pub(crate) unsafe fn service_ref<'a>(ptr: *const rampart_service) -> Result<&'a Service, Error> {
+    // SAFETY: forwarded contract.
+    unsafe { service(ptr) }
+}
+
 /// Check that the store answers (for health checks).
 ///
 /// Errors: `RAMPART_STATUS_INTERNAL` when it does not. Threading: thread-safe on a shared handle.

@@ -71,6 +71,32 @@ pub enum rampart_status {
     RAMPART_STATUS_INTERNAL = 25,
     /// 500 `config`: "Invalid configuration"
     RAMPART_STATUS_CONFIG = 26,
+    /// 401 `session_expired`: "Widget session expired, sign in again"
+    RAMPART_STATUS_SESSION_EXPIRED = 27,
+    /// 401 `sign_in_required`: "Sign in to continue"
+    RAMPART_STATUS_SIGN_IN_REQUIRED = 28,
+    /// 401 `sign_in_code_failed`: "The sign-in code is wrong"
+    RAMPART_STATUS_SIGN_IN_CODE_FAILED = 29,
+    /// 401 `sign_in_code_expired`: "The sign-in code has expired or was tried too often, ask for a new one"
+    RAMPART_STATUS_SIGN_IN_CODE_EXPIRED = 30,
+    /// 429 `sign_in_throttled`: "Too many sign-in codes for this email, try again later"
+    RAMPART_STATUS_SIGN_IN_THROTTLED = 31,
+    /// 403 `two_factor_required`: "2FA is required before buying"
+    RAMPART_STATUS_TWO_FACTOR_REQUIRED = 32,
+    /// 503 `purchases_unavailable`: "Purchases are unavailable on this server"
+    RAMPART_STATUS_PURCHASES_UNAVAILABLE = 33,
+    /// 404 `order_not_found`: "Order not found"
+    RAMPART_STATUS_ORDER_NOT_FOUND = 34,
+    /// 404 `contact_not_found`: "Contact not found"
+    RAMPART_STATUS_CONTACT_NOT_FOUND = 35,
+    /// 403 `sandbox_only`: "Only available in sandbox"
+    RAMPART_STATUS_SANDBOX_ONLY = 36,
+    /// 403 `widget_not_approved`: "This widget is not approved for production yet."
+    RAMPART_STATUS_WIDGET_NOT_APPROVED = 37,
+    /// 403 `origin_not_allowed`: "This site may not embed the widget"
+    RAMPART_STATUS_ORIGIN_NOT_ALLOWED = 38,
+    /// 503 `sign_in_unavailable`: "Email sign-in is unavailable on this server"
+    RAMPART_STATUS_SIGN_IN_UNAVAILABLE = 39,
     /// 500 `panic`: a Rust panic was caught at the C boundary (a bug in Rampart, to report).
     /// Not an error kind of the core; its message is the same as `RAMPART_STATUS_INTERNAL`'s.
     RAMPART_STATUS_PANIC = 255,
@@ -106,6 +132,19 @@ impl rampart_status {
             ErrorKind::VerifyFailed => Self::RAMPART_STATUS_VERIFY_FAILED,
             ErrorKind::Internal => Self::RAMPART_STATUS_INTERNAL,
             ErrorKind::Config => Self::RAMPART_STATUS_CONFIG,
+            ErrorKind::SessionExpired => Self::RAMPART_STATUS_SESSION_EXPIRED,
+            ErrorKind::SignInRequired => Self::RAMPART_STATUS_SIGN_IN_REQUIRED,
+            ErrorKind::SignInCodeFailed => Self::RAMPART_STATUS_SIGN_IN_CODE_FAILED,
+            ErrorKind::SignInCodeExpired => Self::RAMPART_STATUS_SIGN_IN_CODE_EXPIRED,
+            ErrorKind::SignInThrottled => Self::RAMPART_STATUS_SIGN_IN_THROTTLED,
+            ErrorKind::TwoFactorRequired => Self::RAMPART_STATUS_TWO_FACTOR_REQUIRED,
+            ErrorKind::PurchasesUnavailable => Self::RAMPART_STATUS_PURCHASES_UNAVAILABLE,
+            ErrorKind::OrderNotFound => Self::RAMPART_STATUS_ORDER_NOT_FOUND,
+            ErrorKind::ContactNotFound => Self::RAMPART_STATUS_CONTACT_NOT_FOUND,
+            ErrorKind::SandboxOnly => Self::RAMPART_STATUS_SANDBOX_ONLY,
+            ErrorKind::WidgetNotApproved => Self::RAMPART_STATUS_WIDGET_NOT_APPROVED,
+            ErrorKind::OriginNotAllowed => Self::RAMPART_STATUS_ORIGIN_NOT_ALLOWED,
+            ErrorKind::SignInUnavailable => Self::RAMPART_STATUS_SIGN_IN_UNAVAILABLE,
             _ => Self::RAMPART_STATUS_INTERNAL,
         }
     }
@@ -140,6 +179,19 @@ impl rampart_status {
             24 => Some(Self::RAMPART_STATUS_VERIFY_FAILED),
             25 => Some(Self::RAMPART_STATUS_INTERNAL),
             26 => Some(Self::RAMPART_STATUS_CONFIG),
+            27 => Some(Self::RAMPART_STATUS_SESSION_EXPIRED),
+            28 => Some(Self::RAMPART_STATUS_SIGN_IN_REQUIRED),
+            29 => Some(Self::RAMPART_STATUS_SIGN_IN_CODE_FAILED),
+            30 => Some(Self::RAMPART_STATUS_SIGN_IN_CODE_EXPIRED),
+            31 => Some(Self::RAMPART_STATUS_SIGN_IN_THROTTLED),
+            32 => Some(Self::RAMPART_STATUS_TWO_FACTOR_REQUIRED),
+            33 => Some(Self::RAMPART_STATUS_PURCHASES_UNAVAILABLE),
+            34 => Some(Self::RAMPART_STATUS_ORDER_NOT_FOUND),
+            35 => Some(Self::RAMPART_STATUS_CONTACT_NOT_FOUND),
+            36 => Some(Self::RAMPART_STATUS_SANDBOX_ONLY),
+            37 => Some(Self::RAMPART_STATUS_WIDGET_NOT_APPROVED),
+            38 => Some(Self::RAMPART_STATUS_ORIGIN_NOT_ALLOWED),
+            39 => Some(Self::RAMPART_STATUS_SIGN_IN_UNAVAILABLE),
             255 => Some(Self::RAMPART_STATUS_PANIC),
             _ => None,
         }

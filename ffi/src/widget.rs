@@ -104,7 +104,7 @@ fn default_config() -> &'static Arc<WidgetConfig> {
 ///
 /// # Safety
 /// `config` is NULL or a live handle.
-unsafe fn config_ref<'a>(config: *const rampart_widget_config) -> &'a Arc<WidgetConfig> {
+pub(crate) unsafe fn config_ref<'a>(config: *const rampart_widget_config) -> &'a Arc<WidgetConfig> {
     if config.is_null() {
         return default_config();
     }

@@ -143,6 +143,19 @@ static const struct {
     {RAMPART_STATUS_VERIFY_FAILED, "verify_failed"},
     {RAMPART_STATUS_INTERNAL, "internal"},
     {RAMPART_STATUS_CONFIG, "config"},
+    {RAMPART_STATUS_SESSION_EXPIRED, "session_expired"},
+    {RAMPART_STATUS_SIGN_IN_REQUIRED, "sign_in_required"},
+    {RAMPART_STATUS_SIGN_IN_CODE_FAILED, "sign_in_code_failed"},
+    {RAMPART_STATUS_SIGN_IN_CODE_EXPIRED, "sign_in_code_expired"},
+    {RAMPART_STATUS_SIGN_IN_THROTTLED, "sign_in_throttled"},
+    {RAMPART_STATUS_TWO_FACTOR_REQUIRED, "two_factor_required"},
+    {RAMPART_STATUS_PURCHASES_UNAVAILABLE, "purchases_unavailable"},
+    {RAMPART_STATUS_ORDER_NOT_FOUND, "order_not_found"},
+    {RAMPART_STATUS_CONTACT_NOT_FOUND, "contact_not_found"},
+    {RAMPART_STATUS_SANDBOX_ONLY, "sandbox_only"},
+    {RAMPART_STATUS_WIDGET_NOT_APPROVED, "widget_not_approved"},
+    {RAMPART_STATUS_ORIGIN_NOT_ALLOWED, "origin_not_allowed"},
+    {RAMPART_STATUS_SIGN_IN_UNAVAILABLE, "sign_in_unavailable"},
 };
 #define HEADER_STATUS_COUNT (sizeof HEADER_STATUSES / sizeof HEADER_STATUSES[0])
 
@@ -208,7 +221,7 @@ int main(int argc, char **argv) {
     assert(rampart_status_code(RAMPART_STATUS_PANIC) == 500);
     assert(strcmp(rampart_status_name(RAMPART_STATUS_PANIC), "panic") == 0);
     assert(strcmp(rampart_status_message(RAMPART_STATUS_PANIC), "Internal server error") == 0);
-    assert(rampart_status_code(27) == 500 && strcmp(rampart_status_name(27), "unknown") == 0);
+    assert(rampart_status_code(254) == 500 && strcmp(rampart_status_name(254), "unknown") == 0);
     assert(strcmp(rampart_status_message(4000000000u), "Unknown status") == 0);
 
     assert(strlen(rampart_version()) >= 5 && strchr(rampart_version(), '.') != NULL);

@@ -15,7 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use napi::bindgen_prelude::*;
 use napi::{JsValue, ValueType};
 use rampart_core::widget::origins::MAX_ORIGINS;
-use rampart_core::{ContactId, Environment, Error as CoreError, PartnerId, Token};
+use rampart_core::{ContactId, Environment, Error as CoreError, ErrorKind, PartnerId, Token};
 use serde_json::{Map, Number, Value};
 
 pub(crate) type Read<T> = std::result::Result<T, CoreError>;
@@ -222,6 +222,26 @@ impl<'a> Arg<'a> {
                 Ok(Some(Fields { object }))
             }
             Some(_) => Err(self.invalid("must be an object")),
+        }
+    }
+
+    /// A credential (a widget session token, a publishable key): text holding a lone surrogate
+    /// cannot be a valid one, so it gets the wrong one's answer (`kind`), never a 400 that
+    /// would tell it apart.
+    pub(crate) fn credential(&self, kind: ErrorKind) -> Read<String> {
+        match self.given()? {
+            None => Err(self.invalid("is required")),
+            Some((v, ValueType::String)) => text(v).ok_or_else(|| CoreError::new(kind)),
+            Some(_) => Err(self.invalid("must be a string")),
+        }
+    }
+
+    /// A sign-in code: text holding a lone surrogate is not six digits, so a wrong code (`""`).
+    pub(crate) fn sign_in_code(&self) -> Read<String> {
+        match self.given()? {
+            None => Err(self.invalid("is required")),
+            Some((v, ValueType::String)) => Ok(text(v).unwrap_or_default()),
+            Some(_) => Err(self.invalid("must be a string")),
         }
     }
 

@@ -12,8 +12,13 @@ use rampart_core::{
     SqliteStore, Store, Verification,
 };
 
+use crate::checkout::{
+    OpenedSession, Order, OrderPage, SessionState, SignInCode, order_arg, order_request, orders_options,
+    publishable_key_arg, session_arg,
+};
 use crate::convert::{Arg, MAX_SAFE, Read, SECONDS, cast, contact_arg, environment_arg, partner_arg};
 use crate::errors::{Failure, Throw};
+use crate::widget::config_arg;
 
 /// `Debug` that names the type and shows nothing else: these hold secrets, handles or closures.
 macro_rules! opaque_debug {
@@ -785,6 +790,167 @@ impl Service {
                 rewrapped: r.rewrapped as f64,
                 unopenable: r.unopenable as f64,
             })
+        })
+    }
+
+    // ---- the widget's purchase flow (SPEC section 6.3) ----
+
+    /// Opens a widget session for the partner with this publishable key, embedded by `origin`
+    /// (null or `""`: at the top level). Rejects with `partner_not_found`, `widget_not_approved`
+    /// (production, awaiting an operator) or `origin_not_allowed`.
+    #[napi(ts_args_type = "publishableKey: string, origin?: string | null", ts_return_type = "Promise<OpenedSession>")]
+    pub fn open_session(
+        &self,
+        publishable_key: Option<Unknown<'_>>,
+        origin: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<OpenedSession>> {
+        let args = || -> Read<_> {
+            let key = publishable_key_arg(Arg::new("publishableKey", publishable_key))?;
+            Ok((key, Arg::new("origin", origin).opt_string()?))
+        };
+        self.call_with(args(), |s, (key, origin)| {
+            let (token, state) = s.open_session(&key, origin.as_deref())?;
+            Ok(OpenedSession { session_token: token.as_str().to_owned(), session: state.into() })
+        })
+    }
+
+    /// Where the session stands (restarting its 30-minute idle clock).
+    #[napi(ts_args_type = "sessionToken: string", ts_return_type = "Promise<SessionState>")]
+    pub fn session_state(&self, session_token: Option<Unknown<'_>>) -> AsyncTask<Call<SessionState>> {
+        self.call_with(session_arg(Arg::new("sessionToken", session_token)), |s, token| {
+            s.session_state(&token).map(Into::into)
+        })
+    }
+
+    /// Signs out: the token stops working (`session_expired` from then on).
+    #[napi(ts_args_type = "sessionToken: string", ts_return_type = "Promise<void>")]
+    pub fn close_session(&self, session_token: Option<Unknown<'_>>) -> AsyncTask<Call<()>> {
+        self.call_with(session_arg(Arg::new("sessionToken", session_token)), |s, token| s.close_session(&token))
+    }
+
+    /// A new 6-digit sign-in code for `email`, usable only by this session; deliver it to the
+    /// email's owner. Rejects with `sign_in_throttled` (and `retryAfter`) after 3 codes to one
+    /// email in 10 minutes.
+    #[napi(ts_args_type = "sessionToken: string, email: string", ts_return_type = "Promise<SignInCode>")]
+    pub fn request_sign_in_code(
+        &self,
+        session_token: Option<Unknown<'_>>,
+        email: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<SignInCode>> {
+        let args = || -> Read<_> {
+            Ok((session_arg(Arg::new("sessionToken", session_token))?, Arg::new("email", email).string()?))
+        };
+        self.call_with(args(), |s, (token, email)| {
+            let sent = s.request_sign_in_code(&token, &email)?;
+            Ok(SignInCode { code: sent.code.as_str().to_owned(), expires_in: sent.expires_in as f64 })
+        })
+    }
+
+    /// Signs the session in with the code sent to `email`; the email becomes a contact.
+    #[napi(
+        ts_args_type = "sessionToken: string, email: string, code: string",
+        ts_return_type = "Promise<SessionState>"
+    )]
+    pub fn sign_in(
+        &self,
+        session_token: Option<Unknown<'_>>,
+        email: Option<Unknown<'_>>,
+        code: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<SessionState>> {
+        let args = || -> Read<_> {
+            Ok((
+                session_arg(Arg::new("sessionToken", session_token))?,
+                Arg::new("email", email).string()?,
+                Arg::new("code", code).sign_in_code()?,
+            ))
+        };
+        self.call_with(args(), |s, (token, email, code)| s.sign_in(&token, &email, &code).map(Into::into))
+    }
+
+    /// Passes the session's 2FA step with a code from the contact's app (a wrong code rejects
+    /// with `token_failed`, as over HTTP).
+    #[napi(
+        js_name = "sessionVerify2fa",
+        ts_args_type = "sessionToken: string, token: unknown",
+        ts_return_type = "Promise<SessionState>"
+    )]
+    pub fn session_verify_2fa(
+        &self,
+        session_token: Option<Unknown<'_>>,
+        token: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<SessionState>> {
+        let args = || -> Read<_> {
+            Ok((session_arg(Arg::new("sessionToken", session_token))?, Arg::new("token", token).token()?))
+        };
+        self.call_with(args(), |s, (session, code)| s.session_verify_2fa(&session, code).map(Into::into))
+    }
+
+    /// Buys as the signed-in contact. The request is checked as widget options under `config`
+    /// (the JSON form of `WidgetSettings.config`; default the built-in one), then the 2FA step;
+    /// a sandbox order completes at once at a simulated price, production rejects with
+    /// `purchases_unavailable`.
+    #[napi(
+        ts_args_type = "sessionToken: string, request: OrderRequest, config?: Record<string, unknown> | null",
+        ts_return_type = "Promise<Order>"
+    )]
+    pub fn place_order(
+        &self,
+        session_token: Option<Unknown<'_>>,
+        request: Option<Unknown<'_>>,
+        config: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<Order>> {
+        let args = || -> std::result::Result<_, Failure> {
+            let token = session_arg(Arg::new("sessionToken", session_token))?;
+            let request = order_request(Arg::new("request", request))?;
+            let config = Arg::new("config", config).json("config")?;
+            Ok((token, request, config_arg(Some(&config))?))
+        };
+        match args() {
+            Ok((token, request, config)) => {
+                self.call(move |s| s.place_order(&token, &request, &config).map(Into::into))
+            }
+            Err(f) => AsyncTask::new(Call::failed(f)),
+        }
+    }
+
+    /// A partner's order (rejects with `order_not_found` for an unknown id or another
+    /// partner's).
+    #[napi(ts_args_type = "partnerId: string, orderId: string", ts_return_type = "Promise<Order>")]
+    pub fn order(&self, partner_id: Option<Unknown<'_>>, order_id: Option<Unknown<'_>>) -> AsyncTask<Call<Order>> {
+        let args = || -> Read<_> { Ok((partner_arg(partner_id)?, order_arg(Arg::new("orderId", order_id))?)) };
+        self.call_with(args(), |s, (p, id)| s.order(&p, &id).map(Into::into))
+    }
+
+    /// Up to `limit` (1 to 100, default 20) orders of a partner's contact, newest first, after
+    /// the order `after` (the previous page's `next`).
+    #[napi(
+        ts_args_type = "partnerId: string, contactId: string, options?: OrdersOptions | null",
+        ts_return_type = "Promise<OrderPage>"
+    )]
+    pub fn orders(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        contact_id: Option<Unknown<'_>>,
+        options: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<OrderPage>> {
+        let args = || -> Read<_> {
+            let (p, c) = ids(partner_id, contact_id)?;
+            let (after, limit) = orders_options(Arg::new("options", options))?;
+            Ok((p, c, after, limit))
+        };
+        self.call_with(args(), |s, (p, c, after, limit)| s.orders(&p, &c, after.as_ref(), limit).map(Into::into))
+    }
+
+    /// The contact id of an email that signed in to the partner's widget (rejects with
+    /// `contact_not_found` when it never did).
+    #[napi(ts_args_type = "partnerId: string, email: string", ts_return_type = "Promise<string>")]
+    pub fn contact_by_email(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        email: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<String>> {
+        self.call_with(partner_and(partner_id, "email", email), |s, (p, email)| {
+            s.contact_by_email(&p, &email).map(|c| c.to_string())
         })
     }
 

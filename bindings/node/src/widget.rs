@@ -208,7 +208,7 @@ fn default_config() -> Arc<WidgetConfig> {
     DEFAULT.get_or_init(|| Arc::new(WidgetConfig::default())).clone()
 }
 
-fn config_arg(config: Option<&Value>) -> Outcome<Arc<WidgetConfig>> {
+pub(crate) fn config_arg(config: Option<&Value>) -> Outcome<Arc<WidgetConfig>> {
     match config {
         None | Some(Value::Null) => Ok(default_config()),
         Some(json) => WidgetConfig::from_json(json).map(Arc::new).map_err(|e| Failure::widget(e.code(), e.message())),

@@ -16,11 +16,23 @@ fn class_name(kind: ErrorKind) -> &'static str {
         | K::WidgetTextInvalid
         | K::WidgetButtonUrlInvalid
         | K::PayloadTooLarge => "InvalidInputError",
-        K::Unauthorized | K::TokenMissing | K::TokenFailed => "AuthenticationError",
-        K::MustDisableFirst | K::AlreadyEnabled | K::NotCreated | K::NotEnabled => "ConflictError",
+        K::Unauthorized
+        | K::TokenMissing
+        | K::TokenFailed
+        | K::SessionExpired
+        | K::SignInRequired
+        | K::SignInCodeFailed
+        | K::SignInCodeExpired => "AuthenticationError",
+        K::MustDisableFirst | K::AlreadyEnabled | K::NotCreated | K::NotEnabled | K::TwoFactorRequired => {
+            "ConflictError"
+        }
+        K::SandboxOnly | K::WidgetNotApproved | K::OriginNotAllowed => "ForbiddenError",
         K::Locked => "LockedError",
-        K::Throttled => "ThrottledError",
-        K::NotFound | K::PartnerNotFound | K::MethodNotAllowed => "NotFoundError",
+        K::Throttled | K::SignInThrottled => "ThrottledError",
+        K::NotFound | K::PartnerNotFound | K::MethodNotAllowed | K::OrderNotFound | K::ContactNotFound => {
+            "NotFoundError"
+        }
+        K::PurchasesUnavailable | K::SignInUnavailable => "UnavailableError",
         K::Config => "ConfigError",
         _ => "StorageError",
     }

@@ -2,6 +2,7 @@
 //! package (`python/rampart/`), which re-exports everything here and holds the exception
 //! classes and the type stubs.
 
+mod checkout;
 mod convert;
 mod errors;
 mod service;
@@ -14,6 +15,7 @@ use pyo3::prelude::*;
 fn _rampart(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     service::register(m)?;
+    checkout::register(m)?;
     totp::register(m)?;
     widget::register(m)?;
     Ok(())

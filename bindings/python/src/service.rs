@@ -5,16 +5,21 @@ use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use pyo3::prelude::*;
+use rampart_core::checkout::OrderRequest;
 use rampart_core::{
     AuthMethod, Clock, Config, Environment, Error, ErrorKind, KeyRing, MemoryStore,
     PartnerCredentials as CoreCredentials, Service as CoreService, SqliteStore, Store, Verification,
 };
 
+use crate::checkout::{
+    Order, OrderPage, SessionState, SignInCode, credential_arg, limit_arg, order_arg, session_arg, sign_in_code_arg,
+};
 use crate::convert::{
     contact_arg, int_arg, opt_environment_arg, opt_text_arg, origins_arg, partner_arg, path_arg, py_repr, seconds_arg,
     text_arg, token_arg, window_arg,
 };
 use crate::errors::Raise;
+use crate::widget::{WidgetConfig, config_arg};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Service>()?;
@@ -705,6 +710,134 @@ impl Service {
         let operator = text_arg(operator, "operator")?;
         let r = self.call(py, move |s| s.rewrap_secrets(&operator))?;
         Ok(RewrapReport { key_id: r.key_id, examined: r.examined, rewrapped: r.rewrapped, unopenable: r.unopenable })
+    }
+
+    // ---- the widget's purchase flow (SPEC section 6.3) ----
+
+    /// Open a widget session for the partner with this publishable key, embedded by `origin`
+    /// (None or "": at the top level). Returns the session's bearer token (`ws_...`, a secret
+    /// kept in the widget page's memory) and its state.
+    #[pyo3(signature = (publishable_key, origin = None))]
+    fn open_session(
+        &self,
+        py: Python<'_>,
+        publishable_key: &Bound<'_, PyAny>,
+        origin: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(String, SessionState)> {
+        let key = credential_arg(publishable_key, "publishable_key", ErrorKind::PartnerNotFound)?;
+        let origin = opt_text_arg(origin, "origin")?;
+        let (token, state) = self.call(py, move |s| s.open_session(&key, origin.as_deref()))?;
+        Ok((token.as_str().to_owned(), state.into()))
+    }
+
+    /// Where the session stands (restarting its 30-minute idle clock).
+    fn session_state(&self, py: Python<'_>, session_token: &Bound<'_, PyAny>) -> PyResult<SessionState> {
+        let token = session_arg(session_token)?;
+        self.call(py, move |s| s.session_state(&token)).map(Into::into)
+    }
+
+    /// Sign out: the token stops working.
+    fn close_session(&self, py: Python<'_>, session_token: &Bound<'_, PyAny>) -> PyResult<()> {
+        let token = session_arg(session_token)?;
+        self.call(py, move |s| s.close_session(&token))
+    }
+
+    /// A new 6-digit sign-in code for `email`, usable only by this session; deliver it to the
+    /// email's owner.
+    fn request_sign_in_code(
+        &self,
+        py: Python<'_>,
+        session_token: &Bound<'_, PyAny>,
+        email: &Bound<'_, PyAny>,
+    ) -> PyResult<SignInCode> {
+        let (token, email) = (session_arg(session_token)?, text_arg(email, "email")?);
+        self.call(py, move |s| s.request_sign_in_code(&token, &email)).map(Into::into)
+    }
+
+    /// Sign the session in with the code sent to `email`; the email becomes a contact.
+    fn sign_in(
+        &self,
+        py: Python<'_>,
+        session_token: &Bound<'_, PyAny>,
+        email: &Bound<'_, PyAny>,
+        code: &Bound<'_, PyAny>,
+    ) -> PyResult<SessionState> {
+        let (token, email, code) = (session_arg(session_token)?, text_arg(email, "email")?, sign_in_code_arg(code)?);
+        self.call(py, move |s| s.sign_in(&token, &email, &code)).map(Into::into)
+    }
+
+    /// Pass the session's 2FA step with a code from the contact's app (a wrong code raises
+    /// `AuthenticationError` `token_failed`, as over HTTP).
+    fn session_verify_2fa(
+        &self,
+        py: Python<'_>,
+        session_token: &Bound<'_, PyAny>,
+        token: &Bound<'_, PyAny>,
+    ) -> PyResult<SessionState> {
+        let (session, code) = (session_arg(session_token)?, token_arg(token));
+        self.call(py, move |s| s.session_verify_2fa(&session, code)).map(Into::into)
+    }
+
+    /// Buy as the signed-in contact. The request is checked as widget options under `config`
+    /// (default: `WidgetConfig()`), then the 2FA step; a sandbox order completes at once at a
+    /// simulated price, production refuses (503 `purchases_unavailable`).
+    #[pyo3(signature = (session_token, *, coin, amount, address, currency = None, config = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn place_order(
+        &self,
+        py: Python<'_>,
+        session_token: &Bound<'_, PyAny>,
+        coin: &Bound<'_, PyAny>,
+        amount: &Bound<'_, PyAny>,
+        address: &Bound<'_, PyAny>,
+        currency: Option<&Bound<'_, PyAny>>,
+        config: Option<&WidgetConfig>,
+    ) -> PyResult<Order> {
+        let token = session_arg(session_token)?;
+        let request = OrderRequest {
+            coin: text_arg(coin, "coin")?,
+            amount: text_arg(amount, "amount")?,
+            currency: opt_text_arg(currency, "currency")?.unwrap_or_else(|| "usd".to_owned()),
+            address: text_arg(address, "address")?,
+        };
+        let config = config_arg(config);
+        self.call(py, move |s| s.place_order(&token, &request, &config)).map(Into::into)
+    }
+
+    /// A partner's order (`NotFoundError` `order_not_found` for an unknown id or another
+    /// partner's).
+    fn order(&self, py: Python<'_>, partner_id: &Bound<'_, PyAny>, order_id: &Bound<'_, PyAny>) -> PyResult<Order> {
+        let (p, id) = (partner_arg(partner_id)?, order_arg(order_id, "order_id")?);
+        self.call(py, move |s| s.order(&p, &id)).map(Into::into)
+    }
+
+    /// Up to `limit` (1 to 100) orders of a partner's contact, newest first, after the order
+    /// `after` (the previous page's `next`).
+    #[pyo3(signature = (partner_id, contact_id, after = None, limit = None), text_signature = "($self, partner_id, contact_id, after=None, limit=20)")]
+    fn orders(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        contact_id: &Bound<'_, PyAny>,
+        after: Option<&Bound<'_, PyAny>>,
+        limit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<OrderPage> {
+        let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
+        let after = after.filter(|a| !a.is_none()).map(|a| order_arg(a, "after")).transpose()?;
+        let limit = limit_arg(limit.filter(|l| !l.is_none()))?;
+        self.call(py, move |s| s.orders(&p, &c, after.as_ref(), limit)).map(Into::into)
+    }
+
+    /// The contact id of an email that signed in to the partner's widget (`NotFoundError`
+    /// `contact_not_found` when it never did).
+    fn contact_by_email(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        email: &Bound<'_, PyAny>,
+    ) -> PyResult<String> {
+        let (p, email) = (partner_arg(partner_id)?, text_arg(email, "email")?);
+        self.call(py, move |s| s.contact_by_email(&p, &email)).map(|c| c.to_string())
     }
 
     fn audit_log(&self, py: Python<'_>) -> PyResult<Vec<AuditEvent>> {

@@ -48,7 +48,7 @@ fn default_config() -> Arc<CoreConfig> {
     DEFAULT.get_or_init(|| Arc::new(CoreConfig::default())).clone()
 }
 
-fn config_arg(config: Option<&WidgetConfig>) -> Arc<CoreConfig> {
+pub(crate) fn config_arg(config: Option<&WidgetConfig>) -> Arc<CoreConfig> {
     config.map_or_else(default_config, |c| c.0.clone())
 }
 

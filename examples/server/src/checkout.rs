@@ -10,7 +10,7 @@ use axum::extract::{FromRequestParts, Path, RawQuery, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use rampart_core::checkout::{Order, OrderRequest, SessionState};
+use rampart_core::checkout::{OrderRequest, SessionState, order_json};
 use rampart_core::lifecycle::{MSG_CREATED, MSG_ENABLED, MSG_VALID};
 use rampart_core::partner::bearer_token;
 use rampart_core::{ContactId, Environment, ErrorKind, OrderId, Service};
@@ -64,23 +64,6 @@ impl From<SessionState> for SessionJson {
             environment: s.environment.as_str(),
         }
     }
-}
-
-/// An order as every surface shows it.
-pub fn order_json(o: &Order) -> Value {
-    json!({
-        "orderId": o.id.to_string(),
-        "contactId": o.contact_id.to_string(),
-        "coin": o.coin,
-        "amount": o.amount,
-        "currency": o.currency,
-        "address": o.address,
-        "price": o.price,
-        "quantity": o.quantity,
-        "status": o.status.as_str(),
-        "createdAt": o.created_at,
-        "updatedAt": o.updated_at,
-    })
 }
 
 fn with_session(message: &str, state: SessionState) -> Response {

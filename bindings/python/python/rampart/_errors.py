@@ -39,11 +39,20 @@ class InvalidInputError(RampartError):
 
 
 class AuthenticationError(RampartError):
-    """401: ``unauthorized`` (bad credentials), ``token_missing`` or ``token_failed``."""
+    """401: ``unauthorized`` (bad credentials), ``token_missing`` or ``token_failed``; in the
+    widget's purchase flow ``session_expired``, ``sign_in_required``, ``sign_in_code_failed`` or
+    ``sign_in_code_expired``."""
 
 
 class ConflictError(RampartError):
-    """403/409: the contact's 2FA state does not allow the call."""
+    """403/409: the contact's 2FA state does not allow the call (``two_factor_required``: pass
+    the 2FA step before buying)."""
+
+
+class ForbiddenError(RampartError):
+    """403: the partner's widget may not be used here: ``widget_not_approved`` (production,
+    awaiting an operator), ``origin_not_allowed`` (an embedding origin not registered) or
+    ``sandbox_only``."""
 
 
 class LockedError(RampartError):
@@ -51,15 +60,22 @@ class LockedError(RampartError):
 
 
 class ThrottledError(RampartError):
-    """429: attempts are refused for ``retry_after`` seconds."""
+    """429: attempts (``throttled``) or sign-in codes (``sign_in_throttled``) are refused for
+    ``retry_after`` seconds."""
 
 
 class NotFoundError(RampartError):
-    """404: no such partner."""
+    """404: no such partner (``partner_not_found``), order (``order_not_found``) or contact
+    (``contact_not_found``)."""
 
 
 class StorageError(RampartError):
     """500: the store failed; the operation did not succeed (fail closed)."""
+
+
+class UnavailableError(RampartError):
+    """503: the server lacks a service the call needs: ``purchases_unavailable`` (production
+    purchases need a payment provider) or ``sign_in_unavailable`` (a mail service)."""
 
 
 class ConfigError(RampartError):
