@@ -31,7 +31,12 @@ declare namespace Rampart {
    */
   interface WidgetEvent {
     type: EventType;
-    /** `ready`: `{url}`; `screen`: `{name}`; `resize`: `{height}`; `order.*`: `{orderId}`; `error`: `{code, message}`. */
+    /**
+     * `ready`: `{url}`; `screen`: `{name}` (`home`, `coin`, `amount`, `address`, `signin`,
+     * `twofactor`, `setup`, `review`, `confirmation`, `options_invalid`, `retry`); `resize`:
+     * `{height}`; `order.created`: `{orderId}`; `order.completed` / `order.failed`:
+     * `{orderId, status}`; `error`: `{code, message}`.
+     */
     payload: { [key: string]: unknown };
     instanceId: string;
   }

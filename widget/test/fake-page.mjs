@@ -202,8 +202,9 @@ export function answer(status, body, headers = {}) {
 /**
  * The page (dist/page.js) loaded at `url` in a fake browser.
  * - `parent`: "loader" (a ParentWindow, the default) or "top" (the page is its own parent).
- * - `server(request)`: answers each fetch ({method, url, body}); return an answer(), or throw
- *   for a network failure.
+ * - `server(request)`: answers each fetch ({method, url, body, init}); return an answer(), or
+ *   throw for a network failure.
+ * - `timers`: the page's setTimeout calls, run by `timers.run()`.
  */
 export function page({ source, url, parent = "loader", server, clipboard }) {
   const document = new Document();
@@ -211,7 +212,17 @@ export function page({ source, url, parent = "loader", server, clipboard }) {
   const requests = [];
   const window = new Target();
   const parentWindow = parent === "top" ? window : new ParentWindow();
+  // Timers run only when the test calls `timers.run()` (all due ones, whatever their delay).
+  const timers = {
+    pending: [],
+    run() {
+      const due = this.pending.splice(0);
+      for (const t of due) t.fn();
+      return due.map((t) => t.ms);
+    },
+  };
   Object.assign(window, {
+    setTimeout: (fn, ms) => timers.pending.push({ fn, ms }),
     document,
     location: { href: location.href, origin: location.origin, pathname: location.pathname, search: location.search },
     parent: parentWindow,
@@ -232,7 +243,7 @@ export function page({ source, url, parent = "loader", server, clipboard }) {
       origin,
       data: data ?? { source: "rampart-widget", version: 1, type: "hello", instanceId, seq, payload: {} },
     });
-  return { window, document, parent: parentWindow, requests, hello, context };
+  return { window, document, parent: parentWindow, requests, hello, context, timers };
 }
 
 /** Lets every pending promise (fetch answers) settle. */

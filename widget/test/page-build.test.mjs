@@ -49,7 +49,9 @@ test("page.js and page.css request nothing else: no URL, import, font or image",
   assert.ok(!/\?\?|\?\.[^0-9]/.test(script.replace(/"(?:[^"\\]|\\.)*"/g, '""')), "no ES2020 operators");
   assert.doesNotMatch(script, /\b(require|process|module\.exports|XMLHttpRequest|WebSocket|importScripts|localStorage|sessionStorage|document\.cookie)\b/);
   const fetches = [...script.matchAll(/"\.\.\/v1\/widget\/[a-z]+[^"]*"/g)].map((m) => m[0]);
-  assert.deepEqual(fetches.sort(), ['"../v1/widget/check?target=url"', '"../v1/widget/config?publicKey="']);
+  assert.deepEqual([...new Set(fetches)].sort(), ['"../v1/widget/check?target=url"', '"../v1/widget/config?publicKey="', '"../v1/widget/session"']);
+  // The session's routes, relative to "../v1/widget/session".
+  for (const path of ["/email", "/signin", "/2fa/verify", "/2fa/create", "/2fa/enable", "/kyc", "/orders"]) assert.ok(script.includes(`"${path}"`), path);
   const style = css.toString("utf8");
   assert.doesNotMatch(style, /@import|@font-face|url\(/i);
 });

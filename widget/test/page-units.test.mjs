@@ -1,7 +1,7 @@
 // The widget page's pure modules, compiled from src/page: the origin rule (against the core's
 // own unit-test cases, read from core/src/widget/origins.rs), reading options from the query
-// (against the shared vectors tests/vectors/widget/parse.json), the message sender, and the
-// screen plan for the three modes.
+// (against the shared vectors tests/vectors/widget/parse.json), the message sender, the
+// screen plan for the three modes, and the checkout's steps from the session's state.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -227,15 +227,20 @@ describe("screen plan", () => {
   const PK = "pk_sandbox_4eC39HqLyjWDarjtT1zdp7dc";
   const BTC = "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq";
 
-  test("standard: home, coin, amount, address, summary; defaults usd and 5", () => {
+  const NO_ORDERS = { purchases: false, session: null };
+
+  test("standard: home, coin, amount, address, review; defaults usd and 5", () => {
     const options = { publicKey: PK };
     const plan = flow.makePlan(options, config, checked({ kind: "standard" }));
     assert.equal(plan.first, "home");
+    assert.equal(plan.purchases, false, "a config without purchases: no orders");
     const sel = flow.initialSelection(options, plan);
     assert.deepEqual(sel, { coin: "btc", currency: "usd", amount: "5", addresses: {} });
-    assert.deepEqual(flow.steps(plan, sel), ["coin", "amount", "address", "summary"]);
-    assert.equal(flow.nextStep(plan, sel, "home"), "coin");
+    assert.deepEqual(flow.steps(plan, sel), ["coin", "amount", "address", "review"]);
+    assert.equal(flow.nextStep(plan, sel, "home", NO_ORDERS), "coin");
+    assert.equal(flow.nextStep(plan, sel, "address", NO_ORDERS), "review", "no orders: no sign-in");
     assert.equal(flow.previousStep(plan, sel, "coin"), "home");
+    assert.equal(flow.previousStep(plan, sel, "review"), "address");
     assert.equal(plan.choices.length, 7);
   });
 
@@ -245,15 +250,24 @@ describe("screen plan", () => {
     plan = flow.makePlan({ publicKey: PK, tokens: "eth" }, config, checked({ kind: "standard" }));
     const sel = flow.initialSelection({ tokens: "eth" }, plan);
     assert.equal(sel.coin, "eth");
-    assert.deepEqual(flow.steps(plan, sel), ["amount", "address", "summary"]);
+    assert.deepEqual(flow.steps(plan, sel), ["amount", "address", "review"]);
   });
 
-  test("one-screen checkout: straight to the summary, everything locked", () => {
+  test("one-screen checkout: straight to the review, everything locked", () => {
     const options = { publicKey: PK, tokens: "btc", receiveAddress: { btc: BTC }, amount: "50" };
     const plan = flow.makePlan(options, config, checked({ kind: "oneScreenCheckout" }));
-    assert.equal(plan.first, "summary");
+    assert.equal(plan.first, "review");
     assert.deepEqual(plan.locked, { coin: true, amount: true, address: true, currency: true });
-    assert.equal(flow.previousStep(plan, flow.initialSelection(options, plan), "summary"), null);
+    const sel = flow.initialSelection(options, plan);
+    assert.equal(flow.previousStep(plan, sel, "review"), null);
+    assert.equal(flow.previousStep(plan, sel, "signin"), null);
+  });
+
+  test("one-screen checkout on a server that takes orders: sign-in first", () => {
+    const options = { publicKey: PK, tokens: "btc", receiveAddress: { btc: BTC }, amount: "50" };
+    const plan = flow.makePlan(options, { ...config, purchases: true }, checked({ kind: "oneScreenCheckout" }));
+    assert.equal(plan.first, "signin");
+    assert.equal(plan.purchases, true);
   });
 
   test("one-screen checkout with an amount error: the partner's to fix", () => {
@@ -272,9 +286,9 @@ describe("screen plan", () => {
 
   test("incomplete: only the missing part is asked", () => {
     const cases = [
-      [{ tokens: "btc", amount: "20" }, "receiveAddress", ["address", "summary"]],
-      [{ tokens: "btc", receiveAddress: { btc: BTC } }, "amount", ["amount", "summary"]],
-      [{ receiveAddress: { btc: BTC }, amount: "20" }, "tokens", ["coin", "summary"]],
+      [{ tokens: "btc", amount: "20" }, "receiveAddress", ["address", "review"]],
+      [{ tokens: "btc", receiveAddress: { btc: BTC } }, "amount", ["amount", "review"]],
+      [{ receiveAddress: { btc: BTC }, amount: "20" }, "tokens", ["coin", "review"]],
     ];
     for (const [given, missing, want] of cases) {
       const options = { publicKey: PK, ...given };
@@ -292,7 +306,7 @@ describe("screen plan", () => {
     const sel = flow.initialSelection(options, plan);
     assert.equal(sel.coin, "btc");
     sel.coin = "eth";
-    assert.deepEqual(flow.steps(plan, sel), ["coin", "address", "summary"]);
+    assert.deepEqual(flow.steps(plan, sel), ["coin", "address", "review"]);
   });
 
   test("the summary URL is the canonical one-screen checkout URL of the choices", () => {
@@ -304,5 +318,129 @@ describe("screen plan", () => {
     );
     sel.currency = "usd";
     assert.ok(!flow.summaryUrl("https://w.example/widget/", options, sel, config).includes("currencies"), "usd not given, not written");
+  });
+});
+
+describe("checkout steps from the session's state", () => {
+  const state = (extra = {}) => ({ signedIn: true, email: "a@example.com", kycPassed: false, twoFactor: "none", mayPurchase: true, environment: "sandbox", ...extra });
+  const coins = ["btc", "eth"].map((symbol) => ({ symbol, name: symbol, chain: "c" }));
+  const config = { partnerName: "Acme", environment: "sandbox", approved: true, widgetText: null, widgetButtonURL: null, widgetOrigins: [], coins, purchases: true };
+  const plan = flow.makePlan({ publicKey: "pk_sandbox_x" }, config, { valid: true, errors: [], warnings: [], mode: { kind: "standard" }, options: null });
+  const sel = flow.initialSelection({}, plan);
+
+  test("no orders on this server: the review, never a sign-in, never Buy", () => {
+    for (const session of [null, state(), state({ signedIn: false, twoFactor: null, mayPurchase: false }), state({ twoFactor: "verify", mayPurchase: false })]) {
+      const access = { purchases: false, session };
+      assert.equal(flow.checkoutStep(access), "review");
+      assert.equal(flow.mayBuy(access), false);
+    }
+  });
+
+  test("sign-in until signed in, then the 2FA step the session asks for, then the review", () => {
+    const cases = [
+      [null, "signin", false],
+      [state({ signedIn: false, email: null, twoFactor: null, mayPurchase: false }), "signin", false],
+      [state({ twoFactor: "verify", mayPurchase: false }), "twofactor", false],
+      [state({ twoFactor: "setup", kycPassed: true, mayPurchase: false }), "setup", false],
+      [state({ twoFactor: "none" }), "review", true],
+      [state({ twoFactor: "passed" }), "review", true],
+      [state({ twoFactor: "none", mayPurchase: false }), "review", false],
+      // Buy is never offered while the 2FA step is open, whatever mayPurchase says.
+      [state({ twoFactor: "verify", mayPurchase: true }), "twofactor", false],
+      [state({ twoFactor: "setup", mayPurchase: true }), "setup", false],
+    ];
+    for (const [session, step, buy] of cases) {
+      const access = { purchases: true, session };
+      assert.equal(flow.checkoutStep(access), step, JSON.stringify(session));
+      assert.equal(flow.mayBuy(access), buy, JSON.stringify(session));
+    }
+  });
+
+  test("the last part leads to the checkout's step; back from it goes to the last part", () => {
+    assert.equal(flow.nextStep(plan, sel, "address", { purchases: true, session: null }), "signin");
+    assert.equal(flow.nextStep(plan, sel, "address", { purchases: true, session: state({ twoFactor: "verify" }) }), "twofactor");
+    assert.equal(flow.nextStep(plan, sel, "address", { purchases: true, session: state() }), "review");
+    assert.equal(flow.nextStep(plan, sel, "home", { purchases: true, session: state() }), "coin", "earlier parts are not skipped");
+    for (const step of ["signin", "twofactor", "setup", "review"]) assert.equal(flow.previousStep(plan, sel, step), "address", step);
+    assert.equal(flow.previousStep(plan, sel, "confirmation"), null);
+  });
+
+  test("an order's 400 names the part to change", () => {
+    assert.equal(flow.orderIssuePart("amount is not valid: amount is below the minimum purchase in the chosen currency."), "amount");
+    assert.equal(flow.orderIssuePart("currencies is not valid: x"), "amount");
+    assert.equal(flow.orderIssuePart("tokens is not valid: x"), "coin");
+    assert.equal(flow.orderIssuePart("receiveAddress.btc is not valid: The bech32 checksum does not match"), "address");
+    assert.equal(flow.orderIssuePart("options are not valid"), null);
+    assert.equal(flow.orderIssuePart(""), null);
+  });
+});
+
+describe("the order messages", () => {
+  test("order.created then order.completed / order.failed, {orderId} and {orderId, status} only", () => {
+    const posted = [];
+    const listeners = [];
+    const parent = { postMessage: (data, origin) => posted.push({ data, origin }) };
+    const win = { parent, addEventListener: (type, fn) => listeners.push(fn) };
+    const m = new Messenger(win, () => {});
+    assert.equal(m.origin, null, "no hello: no origin");
+    m.order("o-0", "completed");
+    assert.deepEqual(posted, [], "nothing before a hello");
+    listeners.forEach((fn) => fn({ source: parent, origin: "https://shop.example.com", data: { source: "rampart-widget", version: 1, type: "hello", instanceId: "a".repeat(32), seq: 1, payload: {} } }));
+    assert.equal(m.origin, null, "not yet allowed");
+    m.connect(() => true);
+    assert.equal(m.origin, "https://shop.example.com");
+    m.order("o-1", "completed");
+    m.order("o-2", "failed");
+    m.order("o-3", "created");
+    assert.deepEqual(posted.map((p) => [p.data.type, p.data.payload, p.origin]), [
+      ["order.created", { orderId: "o-1" }, "https://shop.example.com"],
+      ["order.completed", { orderId: "o-1", status: "completed" }, "https://shop.example.com"],
+      ["order.created", { orderId: "o-2" }, "https://shop.example.com"],
+      ["order.failed", { orderId: "o-2", status: "failed" }, "https://shop.example.com"],
+      ["order.created", { orderId: "o-3" }, "https://shop.example.com"],
+    ]);
+  });
+});
+
+describe("the widget session's requests (api.ts)", async () => {
+  const api = await importSource("page/api");
+  const TOKEN = "ws_unit-test-token-0123456789";
+  const STATE = { signedIn: false, email: null, kycPassed: false, twoFactor: null, mayPurchase: false, environment: "sandbox" };
+  const reply = (status, body, headers = {}) => ({ status, headers: { get: (n) => headers[n] ?? null }, json: async () => body });
+
+  test("open: POST {publicKey, origin}; the token only in the Authorization header, never on the object", async () => {
+    const seen = [];
+    const fetcher = async (url, init) => {
+      seen.push({ url, init });
+      if (url === "../v1/widget/session") return reply(200, { message: "Widget session opened.", code: 200, token: TOKEN, idleTimeout: 1800, session: STATE });
+      return reply(200, { message: "Sign-in code sent.", code: 200, expiresIn: 600, sandboxCode: "123456" });
+    };
+    const opened = await api.openSession(fetcher, "pk_sandbox_x", null);
+    assert.equal(opened.ok, true);
+    assert.deepEqual(JSON.parse(seen[0].init.body), { publicKey: "pk_sandbox_x", origin: null });
+    assert.equal(seen[0].init.headers.Authorization, undefined);
+    assert.deepEqual(opened.value.state, STATE);
+    assert.ok(!JSON.stringify(opened.value).includes(TOKEN) && !Object.values(opened.value.session).some((v) => typeof v === "string"), "the token is in no property");
+    const sent = await opened.value.session.requestCode("a@example.com");
+    assert.equal(sent.ok, true);
+    assert.equal(sent.value.sandboxCode, "123456");
+    assert.equal(seen[1].url, "../v1/widget/session/email");
+    assert.deepEqual(seen[1].init.headers, { Authorization: "Bearer " + TOKEN, "Content-Type": "application/json", Accept: "application/json" });
+    assert.deepEqual(JSON.parse(seen[1].init.body), { email: "a@example.com" });
+  });
+
+  test("failures are values with status, message and Retry-After seconds", async () => {
+    const answers = [
+      reply(200, { message: "Widget session opened.", code: 200, token: TOKEN, idleTimeout: 1800, session: STATE }),
+      reply(429, { message: "Too many failed 2FA attempts, try again in 31 seconds", code: 429 }, { "Retry-After": "31" }),
+      reply(423, { message: "2FA is locked after too many failed attempts", code: 423 }),
+      reply(401, { message: "Widget session expired, sign in again", code: 401 }),
+    ];
+    const fetcher = async () => answers.shift() || Promise.reject(new TypeError("Failed to fetch"));
+    const { value } = await api.openSession(fetcher, "pk_sandbox_x", "https://shop.example.com");
+    assert.deepEqual((await value.session.verify("123456")).failure, { kind: "rate_limited", status: 429, message: "Too many failed 2FA attempts, try again in 31 seconds", seconds: 31 });
+    assert.deepEqual((await value.session.enableTwoFactor("123456")).failure, { kind: "http", status: 423, message: "2FA is locked after too many failed attempts" });
+    assert.deepEqual((await value.session.buy({ coin: "btc", amount: "5", currency: "usd", address: "x" })).failure, { kind: "http", status: 401, message: "Widget session expired, sign in again" });
+    assert.deepEqual((await value.session.state()).failure, { kind: "network", status: 0, message: "" });
   });
 });

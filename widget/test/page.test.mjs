@@ -1,7 +1,8 @@
 // The built widget page (dist/page.js, or the fresh build under RAMPART_WIDGET_DIST) run in a
 // hand-made fake browser (fake-page.mjs) against a fake server that answers like the example
-// server's /v1/widget/config and /v1/widget/check: the screens of the three modes, the
-// explanation screens, the messages to the loader, escaping, accessibility wiring.
+// server's /v1/widget/config, /v1/widget/check and the widget session's routes: the screens of
+// the three modes, the checkout (sign-in, 2FA, review, order, confirmation), the explanation
+// screens, the messages to the loader, escaping, accessibility wiring.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -61,8 +62,9 @@ function fakeCheck(options) {
   return answer(200, { message: "Widget options checked.", code: 200, valid: !errors.length, errors, warnings: [], mode: kind, options: errors.length ? null : options });
 }
 
-function server({ cfg = config(), check = fakeCheck, configStatus } = {}) {
+function server({ cfg = config(), check = fakeCheck, configStatus, session } = {}) {
   return (request) => {
+    if (session && (request.url === SESSION || request.url.startsWith(SESSION + "/"))) return session.handle(request);
     if (request.url.startsWith("https://widget.example.com/v1/widget/config?")) {
       if (configStatus) return configStatus(request);
       return answer(200, cfg);
@@ -81,6 +83,134 @@ function open(query, opts = {}) {
 }
 
 const Q = (extra = "") => "publicKey=" + PK + extra;
+
+// ---- a fake widget session, answering like docs/DESIGN.md "Widget purchase flow" -------------
+
+const SESSION = "https://widget.example.com/v1/widget/session";
+/** The session tokens the fake hands out: distinctive, so a leak anywhere is found. */
+const TOKEN_PREFIX = "ws_S3cr3tT0k3nNeverShown";
+const QR = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABAQAAAAA3bvkkAAAACklEQVR4AWNgAAAAAgABc3UBGAAAAABJRU5ErkJggg==";
+const MANUAL = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
+const SIGN_IN_CODE = "123456";
+const TOTP = "654321";
+const EXPIRED = { message: "Widget session expired, sign in again", code: 401 };
+
+/**
+ * The session routes. `twoFactor` / `kycPassed`: what the contact gets at sign-in. `answers`:
+ * per "METHOD /path" (path after /v1/widget/session, "/" for the session itself), a function
+ * (request, fake) that may return an answer instead of the fake's own.
+ */
+function sessionServer({ environment = "sandbox", twoFactor = "none", kycPassed = false, answers = {} } = {}) {
+  const fake = {
+    opened: [],
+    tokens: [],
+    token: null,
+    state: null,
+    email: null,
+    calls: [],
+    /** The server forgets the session (idle timeout). */
+    expire() {
+      fake.token = null;
+    },
+  };
+  const ok = (body) => answer(200, { code: 200, ...body });
+  const mayPurchase = (tf) => tf === "none" || tf === "passed";
+  fake.handle = (request) => {
+    const path = request.url.slice(SESSION.length) || "/";
+    const key = request.method + " " + path;
+    fake.calls.push({ key, body: request.body, headers: request.init.headers });
+    if (key === "POST /") {
+      fake.opened.push(request.body);
+      fake.token = TOKEN_PREFIX + fake.tokens.length;
+      fake.tokens.push(fake.token);
+      fake.state = { signedIn: false, email: null, kycPassed: false, twoFactor: null, mayPurchase: false, environment };
+      return ok({ message: "Widget session opened.", token: fake.token, idleTimeout: 1800, session: fake.state });
+    }
+    if (!fake.token || request.init.headers.Authorization !== "Bearer " + fake.token) return answer(401, EXPIRED);
+    if (answers[key]) {
+      const given = answers[key](request, fake);
+      if (given) return given;
+    }
+    const body = request.body || {};
+    const set = (change) => (fake.state = { ...fake.state, ...change });
+    switch (key) {
+      case "GET /":
+        return ok({ message: "Widget session.", session: fake.state });
+      case "POST /email":
+        if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(body.email || "")) return answer(400, { message: "email must be an email address such as name@example.com", code: 400 });
+        fake.email = body.email;
+        return ok({ message: "Sign-in code sent.", expiresIn: 600, ...(environment === "sandbox" ? { sandboxCode: SIGN_IN_CODE } : {}) });
+      case "POST /signin":
+        if (body.code !== SIGN_IN_CODE || body.email !== fake.email) return answer(401, { message: "The sign-in code is wrong", code: 401 });
+        set({ signedIn: true, email: body.email, kycPassed, twoFactor, mayPurchase: mayPurchase(twoFactor) });
+        return ok({ message: "Signed in.", session: fake.state });
+      case "POST /2fa/verify":
+      case "POST /2fa/enable":
+        if (!body.token) return answer(401, { message: "Google 2FA requires the token to be passed in", code: 401 });
+        if (body.token !== TOTP) return answer(401, { message: "Google 2FA failed", code: 401 });
+        set({ twoFactor: "passed", mayPurchase: true });
+        return ok({ message: key === "POST /2fa/verify" ? "2FA token is valid." : "Successfully enabled 2fa!", session: fake.state });
+      case "POST /2fa/create":
+        return answer(200, { message: "Successfully created 2fa!", code: 200, qrCode: QR, manual: MANUAL }, { "Cache-Control": "no-store" });
+      case "POST /kyc":
+        set({ kycPassed: true, ...(fake.state.twoFactor === "none" ? { twoFactor: "setup", mayPurchase: false } : {}) });
+        return ok({ message: "Marked as KYC passed.", session: fake.state });
+      case "POST /orders":
+        if (!fake.state.mayPurchase) return answer(403, { message: "2FA is required before buying", code: 403 });
+        return ok({
+          message: "Order completed.",
+          order: {
+            orderId: "0b7c3a6e-5f0d-4c8e-9d7a-2f4b6c8d0e1f",
+            contactId: "9f8e7d6c-5b4a-4321-8fed-cba987654321",
+            coin: body.coin,
+            amount: body.amount,
+            currency: body.currency,
+            address: body.address,
+            price: "65000.00",
+            quantity: "0.00038461",
+            status: "completed",
+            createdAt: 1760000000,
+            updatedAt: 1760000000,
+          },
+        });
+      default:
+        throw new Error("unexpected session request " + key);
+    }
+  };
+  return fake;
+}
+
+/** A page on a server that takes orders, with a fake session. */
+function shop(query, { session = sessionServer(), cfg = {}, ...opts } = {}) {
+  const p = open(query, { ...opts, cfg: config({ purchases: true, ...cfg }), session });
+  return { ...p, session };
+}
+
+/** Every attribute value and text of the page's document, as one string. */
+function everything(document) {
+  return document.documentElement
+    .all()
+    .map((el) => [...el.attributes.values()].join(" ") + " " + el.childNodes.filter((n) => n.nodeType === 3).map((n) => n.data).join(" ") + " " + (el._value || ""))
+    .join("\n");
+}
+
+/** The element with this role under `root`. */
+function role(root, name) {
+  return root.all().filter((el) => el.getAttribute("role") === name);
+}
+
+/** Signs in on the sign-in screen with `email` and the sandbox code. */
+async function signIn(p, email = "buyer@example.com") {
+  assert.equal(p.h1(), "Sign in");
+  type(p.document.getElementById("email"), email);
+  click(button(p.main(), "Send code"));
+  await settle();
+  type(p.document.getElementById("signin-code"), SIGN_IN_CODE);
+  click(button(p.main(), "Sign in"));
+  await settle();
+}
+
+const ONE_SCREEN = Q("&tokens=btc&receiveAddressBtc=" + BTC + "&amount=50");
 
 describe("standard flow", () => {
   test("home while loading shows clientName, 'Buy Crypto' and the homeScreenMessage", async () => {
@@ -397,7 +527,7 @@ describe("messages to the loader", () => {
     assert.equal(p.parent.posted[0].data.payload.url, ROOT + "?" + query);
     assert.equal(p.parent.posted[0].targetOrigin, "http://localhost:5173", "sandbox: any localhost port");
     const screens = p.parent.posted.filter((m) => m.data.type === "screen").map((m) => m.data.payload.name);
-    assert.deepEqual(screens, ["home", "summary"], "home while the options are checked, then the one-screen summary");
+    assert.deepEqual(screens, ["home", "review"], "home while the options are checked, then the one-screen review");
   });
 
   test("hello after the config: answered at once", async () => {
@@ -460,7 +590,7 @@ describe("messages to the loader", () => {
     await settle();
     const all = JSON.stringify(p.parent.posted);
     assert.ok(!all.includes("77") && !all.includes(BTC), all);
-    assert.deepEqual(p.parent.posted.filter((m) => m.data.type === "screen").map((m) => m.data.payload.name), ["home", "coin", "amount", "address", "summary"]);
+    assert.deepEqual(p.parent.posted.filter((m) => m.data.type === "screen").map((m) => m.data.payload.name), ["home", "coin", "amount", "address", "review"]);
   });
 });
 
@@ -495,5 +625,458 @@ describe("escaping and theme", () => {
 
   test("the built page never parses HTML", () => {
     assert.doesNotMatch(SOURCE, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/);
+  });
+});
+
+describe("checkout: sign-in", () => {
+  test("happy path: the session opens on reaching sign-in, the sandbox banner shows the code, then the review with Buy now", async () => {
+    const p = shop(Q());
+    p.hello(SHOP);
+    await settle();
+    click(button(p.main(), "Start"));
+    click(button(p.main(), "Continue"));
+    click(button(p.main(), "Continue"));
+    await settle();
+    type(p.document.getElementById("address"), BTC);
+    assert.equal(p.session.opened.length, 0, "no session before it is needed");
+    click(button(p.main(), "Continue"));
+    await settle();
+    assert.equal(p.h1(), "Sign in");
+    assert.equal(p.document.activeElement, byTag(p.main(), "h1")[0]);
+    assert.deepEqual(p.session.opened, [{ publicKey: PK, origin: SHOP }], "opened for the key and the hello's origin");
+    const email = p.document.getElementById("email");
+    assert.deepEqual(["type", "autocomplete", "name"].map((a) => email.getAttribute(a)), ["email", "email", "email"]);
+    assert.equal(text(byTag(p.main(), "label").find((l) => l.getAttribute("for") === "email")), "Email");
+    assert.ok(button(p.main(), "Back"), "back to the address");
+    type(email, "buyer@example.com");
+    click(button(p.main(), "Send code"));
+    await settle();
+    const sent = p.session.calls.find((c) => c.key === "POST /email");
+    assert.deepEqual(sent.body, { email: "buyer@example.com" });
+    assert.equal(sent.headers.Authorization, "Bearer " + TOKEN_PREFIX + "0");
+    assert.equal(sent.headers["Content-Type"], "application/json");
+    const banner = byTag(p.document.app, "header")[0];
+    assert.match(text(banner), /Sandbox sign-in code: 123456$/);
+    assert.ok(!text(p.main()).includes(SIGN_IN_CODE), "the code is shown only in the banner");
+    assert.match(text(p.main()), /We sent a 6-digit code to buyer@example\.com\./);
+    const code = p.document.getElementById("signin-code");
+    assert.deepEqual(["inputmode", "autocomplete"].map((a) => code.getAttribute(a)), ["numeric", "one-time-code"]);
+    assert.equal(text(byTag(p.main(), "label").find((l) => l.getAttribute("for") === "signin-code")), "Sign-in code");
+    assert.equal(p.document.activeElement, code, "focus moves to the code field");
+    assert.ok(button(p.main(), "Send a new code") && button(p.main(), "Use another email"));
+    type(code, SIGN_IN_CODE);
+    click(button(p.main(), "Sign in"));
+    await settle();
+    assert.deepEqual(p.session.calls.find((c) => c.key === "POST /signin").body, { email: "buyer@example.com", code: SIGN_IN_CODE });
+    assert.equal(p.h1(), "Your purchase");
+    assert.ok(button(p.main(), "Buy now").getAttribute("class").includes("primary"));
+    assert.equal(button(p.main(), "Copy link").getAttribute("class"), "secondary");
+    assert.doesNotMatch(text(byTag(p.document.app, "header")[0]), /sign-in code/, "the banner's code goes with the sign-in screen");
+    const [open, ...calls] = p.session.calls;
+    assert.equal(open.key, "POST /");
+    assert.equal(open.headers.Authorization, undefined, "opening needs no token");
+    for (const call of calls) assert.equal(call.headers.Authorization, "Bearer " + TOKEN_PREFIX + "0", call.key);
+    assert.deepEqual(p.messages().filter((m) => m.type === "screen").map((m) => m.payload.name), ["home", "coin", "amount", "address", "signin", "review"]);
+  });
+
+  test("one-screen checkout: sign-in first, then the review read-only", async () => {
+    const p = shop(ONE_SCREEN);
+    await settle();
+    assert.equal(p.h1(), "Sign in");
+    assert.deepEqual(p.session.opened, [{ publicKey: PK, origin: null }], "not embedded by the loader: origin null");
+    assert.equal(byTag(p.main(), "button").filter((b) => text(b) === "Back").length, 0);
+    await signIn(p);
+    assert.equal(p.h1(), "Your purchase");
+    assert.equal(byTag(p.main(), "button").filter((b) => text(b) === "Change" || text(b) === "Back").length, 0);
+    assert.ok(button(p.main(), "Buy now"));
+  });
+
+  test("errors at their field: bad email, wrong code, expired code; Use another email keeps the email", async () => {
+    const session = sessionServer({
+      answers: {
+        "POST /signin": (request) =>
+          request.body.code === "000000" ? answer(401, { message: "The sign-in code has expired or was tried too often, ask for a new one", code: 401 }) : null,
+      },
+    });
+    const p = shop(ONE_SCREEN, { session });
+    await settle();
+    type(p.document.getElementById("email"), "not-an-email");
+    click(button(p.main(), "Send code"));
+    await settle();
+    let field = p.document.getElementById("email");
+    assert.equal(field.getAttribute("aria-invalid"), "true");
+    assert.equal(text(p.document.getElementById(field.getAttribute("aria-describedby"))), "email must be an email address such as name@example.com");
+    assert.equal(p.document.activeElement, field);
+    assert.equal(field.value, "not-an-email", "the typed email is kept");
+
+    type(field, "buyer@example.com");
+    click(button(p.main(), "Send code"));
+    await settle();
+    type(p.document.getElementById("signin-code"), "999999");
+    click(button(p.main(), "Sign in"));
+    await settle();
+    field = p.document.getElementById("signin-code");
+    assert.equal(text(p.document.getElementById(field.getAttribute("aria-describedby"))), "The sign-in code is wrong");
+    assert.equal(p.document.activeElement, field);
+    assert.equal(p.h1(), "Sign in");
+
+    type(field, "000000");
+    click(button(p.main(), "Sign in"));
+    await settle();
+    field = p.document.getElementById("signin-code");
+    assert.equal(text(p.document.getElementById(field.getAttribute("aria-describedby"))), "The sign-in code has expired or was tried too often, ask for a new one");
+    click(button(p.main(), "Send a new code"));
+    await settle();
+    assert.equal(p.session.calls.filter((c) => c.key === "POST /email").length, 3);
+    assert.equal(p.document.getElementById("signin-code").getAttribute("aria-invalid"), null, "a new code clears the error");
+
+    click(button(p.main(), "Use another email"));
+    assert.equal(p.document.getElementById("email").value, "buyer@example.com");
+    assert.equal(p.document.getElementById("signin-code"), null);
+    assert.doesNotMatch(text(byTag(p.document.app, "header")[0]), /sign-in code/);
+  });
+
+  test("429 for the email and 503 (no email sign-in) are shown", async () => {
+    let status = 429;
+    const session = sessionServer({
+      answers: {
+        "POST /email": () =>
+          status === 429
+            ? answer(429, { message: "Too many sign-in codes for this email, try again in 120 seconds", code: 429 }, { "Retry-After": "120" })
+            : answer(503, { message: "Email sign-in is unavailable on this server", code: 503 }),
+      },
+    });
+    const p = shop(ONE_SCREEN, { session });
+    await settle();
+    type(p.document.getElementById("email"), "buyer@example.com");
+    click(button(p.main(), "Send code"));
+    await settle();
+    const field = p.document.getElementById("email");
+    assert.equal(text(p.document.getElementById(field.getAttribute("aria-describedby"))), "Too many sign-in codes for this email, try again in 120 seconds");
+    status = 503;
+    click(button(p.main(), "Send code"));
+    await settle();
+    assert.equal(text(role(p.main(), "alert")[0]), "Email sign-in is unavailable on this server");
+  });
+
+  test("session expired: a new session, sign in again with a notice, the selection kept", async () => {
+    const p = shop(Q());
+    await settle();
+    click(button(p.main(), "Start"));
+    const eth = byTag(p.main(), "input").find((r) => r.value === "eth");
+    eth.checked = true;
+    eth.dispatch("change");
+    click(button(p.main(), "Continue"));
+    type(p.document.getElementById("amount"), "42");
+    const currency = p.document.getElementById("currency");
+    currency.value = "gbp";
+    currency.dispatch("change");
+    click(button(p.main(), "Continue"));
+    await settle();
+    type(p.document.getElementById("address"), "0x52908400098527886E0F7030069857D2E4169EE7");
+    click(button(p.main(), "Continue"));
+    await settle();
+    await signIn(p);
+    assert.equal(p.h1(), "Your purchase");
+    p.session.expire();
+    click(button(p.main(), "Buy now"));
+    await settle();
+    assert.equal(p.h1(), "Sign in");
+    assert.equal(text(role(p.main(), "alert")[0]), "Your session expired. Sign in again.");
+    assert.equal(p.session.opened.length, 2, "a new session");
+    await signIn(p);
+    assert.equal(p.h1(), "Your purchase");
+    assert.match(text(p.main()), /CoinEthereum \(ETH\)ChangeAmount42 GBPChangeReceive address0x52908400098527886E0F7030069857D2E4169EE7Change/);
+    assert.equal(role(p.main(), "alert").length, 0, "the notice is gone");
+    click(button(p.main(), "Buy now"));
+    await settle();
+    assert.deepEqual(p.session.calls.filter((c) => c.key === "POST /orders").at(-1).body, { coin: "eth", amount: "42", currency: "gbp", address: "0x52908400098527886E0F7030069857D2E4169EE7" });
+    assert.equal(p.session.calls.filter((c) => c.key === "POST /orders").at(-1).headers.Authorization, "Bearer " + TOKEN_PREFIX + "1");
+    assert.equal(p.h1(), "Purchase complete");
+  });
+});
+
+describe("checkout: the 2FA step", () => {
+  test("verify: wrong code, empty code, 429 (wait, submit aria-disabled, no Buy), then the right code", async () => {
+    let throttle = false;
+    const session = sessionServer({
+      twoFactor: "verify",
+      answers: {
+        "POST /2fa/verify": () => (throttle ? answer(429, { message: "Too many failed 2FA attempts, try again in 30 seconds", code: 429 }, { "Retry-After": "30" }) : null),
+      },
+    });
+    const p = shop(ONE_SCREEN, { session });
+    p.hello(SHOP);
+    await settle();
+    await signIn(p);
+    assert.equal(p.h1(), "Two-factor authentication");
+    assert.equal(p.document.activeElement, byTag(p.main(), "h1")[0]);
+    const field = () => p.document.getElementById("twofactor-code");
+    assert.deepEqual(["inputmode", "autocomplete"].map((a) => field().getAttribute(a)), ["numeric", "one-time-code"]);
+    assert.equal(text(byTag(p.main(), "label").find((l) => l.getAttribute("for") === "twofactor-code")), "Authenticator code");
+    const error = () => text(p.document.getElementById(field().getAttribute("aria-describedby")));
+
+    click(button(p.main(), "Verify"));
+    await settle();
+    assert.equal(error(), "Enter the 6-digit code from your authenticator app");
+    assert.equal(p.session.calls.filter((c) => c.key === "POST /2fa/verify").length, 0, "checked locally");
+
+    type(field(), "111111");
+    click(button(p.main(), "Verify"));
+    await settle();
+    assert.deepEqual(p.session.calls.find((c) => c.key === "POST /2fa/verify").body, { token: "111111" });
+    assert.equal(error(), "Google 2FA failed");
+    assert.equal(p.document.activeElement, field());
+
+    throttle = true;
+    click(button(p.main(), "Verify"));
+    await settle();
+    assert.deepEqual(byTag(p.document.getElementById(field().getAttribute("aria-describedby")), "li").map(text), [
+      "Too many failed 2FA attempts, try again in 30 seconds",
+      "Wait 30 seconds, then try again.",
+    ]);
+    assert.equal(button(p.main(), "Verify").getAttribute("aria-disabled"), "true");
+    const before = p.session.calls.length;
+    click(button(p.main(), "Verify"));
+    await settle();
+    assert.equal(p.session.calls.length, before, "no attempt while waiting");
+    assert.equal(byTag(p.document.app, "button").filter((b) => text(b) === "Buy now").length, 0, "no Buy while the 2FA step is open");
+    assert.deepEqual(p.timers.run(), [30000]);
+    assert.equal(button(p.main(), "Verify").getAttribute("aria-disabled"), null, "the wait is over");
+    throttle = false;
+    type(field(), TOTP);
+    click(button(p.main(), "Verify"));
+    await settle();
+    assert.equal(p.h1(), "Your purchase");
+    assert.ok(button(p.main(), "Buy now"));
+    assert.ok(!JSON.stringify(p.parent.posted).includes(TOTP) && !JSON.stringify(p.parent.posted).includes("111111"), "no code in a message");
+    assert.deepEqual(p.messages().filter((m) => m.type === "screen").map((m) => m.payload.name), ["home", "signin", "twofactor", "review"]);
+  });
+
+  test("423: locked, no submit at all, contact the site's support", async () => {
+    const session = sessionServer({
+      twoFactor: "verify",
+      answers: { "POST /2fa/verify": () => answer(423, { message: "2FA is locked after too many failed attempts", code: 423 }) },
+    });
+    const p = shop(ONE_SCREEN + "&clientName=Acme%20Shop", { session });
+    await settle();
+    await signIn(p);
+    type(p.document.getElementById("twofactor-code"), "123123");
+    click(button(p.main(), "Verify"));
+    await settle();
+    assert.equal(p.h1(), "Two-factor authentication");
+    assert.equal(text(role(p.main(), "alert")[0]), "2FA is locked after too many failed attempts");
+    assert.match(text(p.main()), /Contact the support of Acme Shop to unlock it\./);
+    assert.equal(byTag(p.main(), "button").length, 0, "no submit (one-screen: no Back either)");
+    assert.equal(p.document.getElementById("twofactor-code"), null);
+  });
+
+  test("setup: QR and manual key, Copy key copies the exact key, Turn on 2FA, then the review; nothing of it kept after", async () => {
+    const copied = [];
+    const session = sessionServer({ twoFactor: "setup", kycPassed: true });
+    const p = shop(ONE_SCREEN, { session, clipboard: { writeText: async (t) => copied.push(t) } });
+    p.hello(SHOP);
+    await settle();
+    await signIn(p);
+    assert.equal(p.h1(), "Set up two-factor authentication");
+    assert.match(text(p.main()), /^Set up two-factor authentication2FA is required before you can buy\.Scan it with an authenticator app, or enter this key:/);
+    assert.equal(p.document.activeElement, byTag(p.main(), "h1")[0], "focus stays on the heading when the QR code arrives");
+    const img = byTag(p.main(), "img")[0];
+    assert.equal(img.getAttribute("src"), QR);
+    assert.equal(img.getAttribute("alt"), "QR code for your authenticator app");
+    assert.equal(img.getAttribute("class"), "qr");
+    const key = p.document.getElementById("setup-key");
+    assert.equal(key.tagName, "CODE");
+    assert.equal(text(key), "JBSW Y3DP EHPK 3PXP JBSW Y3DP EHPK 3PXP");
+    click(button(p.main(), "Copy key"));
+    await settle();
+    assert.deepEqual(copied, [MANUAL]);
+    assert.deepEqual(p.session.calls.find((c) => c.key === "POST /2fa/create").body, {});
+    const field = () => p.document.getElementById("setup-code");
+    assert.equal(text(byTag(p.main(), "label").find((l) => l.getAttribute("for") === "setup-code")), "Authenticator code");
+    type(field(), "222222");
+    click(button(p.main(), "Turn on 2FA"));
+    await settle();
+    assert.equal(text(p.document.getElementById(field().getAttribute("aria-describedby"))), "Google 2FA failed");
+    assert.equal(byTag(p.main(), "img")[0].getAttribute("src"), QR, "the QR code stays for another try");
+    type(field(), TOTP);
+    click(button(p.main(), "Turn on 2FA"));
+    await settle();
+    assert.deepEqual(p.session.calls.find((c) => c.key === "POST /2fa/enable" && c.body.token === TOTP).body, { token: TOTP });
+    assert.equal(p.h1(), "Your purchase");
+    assert.ok(button(p.main(), "Buy now"));
+    assert.equal(byTag(p.document.app, "img").length, 0);
+    const all = everything(p.document) + JSON.stringify(p.parent.posted);
+    assert.ok(!all.includes(MANUAL) && !all.includes("JBSW Y3DP") && !all.includes(QR), "QR and key are gone");
+  });
+
+  test("sandbox KYC control on the review; after it, 2FA setup before Buy", async () => {
+    const p = shop(ONE_SCREEN);
+    await settle();
+    await signIn(p);
+    assert.equal(p.h1(), "Your purchase");
+    assert.ok(button(p.main(), "Buy now"));
+    click(button(p.main(), "Mark me as KYC passed (sandbox)"));
+    await settle();
+    assert.deepEqual(p.session.calls.find((c) => c.key === "POST /kyc").body, {});
+    assert.equal(p.h1(), "Set up two-factor authentication");
+    assert.equal(byTag(p.document.app, "button").filter((b) => text(b) === "Buy now").length, 0);
+  });
+
+  test("no KYC control in production or once KYC passed", async () => {
+    const p = shop(ONE_SCREEN, { session: sessionServer({ kycPassed: true }) });
+    await settle();
+    await signIn(p);
+    assert.equal(byTag(p.main(), "button").filter((b) => text(b).startsWith("Mark me")).length, 0);
+  });
+});
+
+describe("checkout: order and confirmation", () => {
+  test("Buy now: order.created then order.completed with the orderId, the confirmation with the partner's button", async () => {
+    const p = shop(ONE_SCREEN, { cfg: { widgetText: "Back to Acme", widgetButtonURL: "https://shop.example.com/thanks?x=1" } });
+    p.hello(SHOP);
+    await settle();
+    await signIn(p, "Buyer@Example.com");
+    click(button(p.main(), "Buy now"));
+    await settle();
+    assert.deepEqual(p.session.calls.find((c) => c.key === "POST /orders").body, { coin: "btc", amount: "50", currency: "usd", address: BTC });
+    assert.equal(p.h1(), "Purchase complete");
+    assert.equal(p.document.activeElement, byTag(p.main(), "h1")[0]);
+    const id = p.document.getElementById("order-id");
+    assert.equal(id.tagName, "CODE");
+    assert.equal(text(id), "0b7c3a6e-5f0d-4c8e-9d7a-2f4b6c8d0e1f");
+    assert.deepEqual(byTag(p.main(), "dt").map(text), ["Order ID", "Coin", "Amount", "Quantity", "Price", "Receive address"]);
+    assert.deepEqual(byTag(p.main(), "dd").map(text), ["0b7c3a6e-5f0d-4c8e-9d7a-2f4b6c8d0e1f", "Bitcoin (BTC)", "50 USD", "0.00038461 BTC", "1 BTC = 65000.00 USD", BTC]);
+    const link = byTag(p.main(), "a")[0];
+    assert.equal(text(link), "Back to Acme");
+    assert.deepEqual(["href", "target", "rel", "class"].map((a) => link.getAttribute(a)), ["https://shop.example.com/thanks?x=1", "_top", "noopener", "button primary"]);
+    const events = p.messages().filter((m) => m.type !== "resize");
+    const orders = events.filter((m) => m.type.startsWith("order."));
+    assert.deepEqual(orders.map((m) => [m.type, m.payload]), [
+      ["order.created", { orderId: "0b7c3a6e-5f0d-4c8e-9d7a-2f4b6c8d0e1f" }],
+      ["order.completed", { orderId: "0b7c3a6e-5f0d-4c8e-9d7a-2f4b6c8d0e1f", status: "completed" }],
+    ]);
+    assert.deepEqual(events.slice(-3).map((m) => m.type), ["order.created", "order.completed", "screen"]);
+    assert.equal(events.at(-1).payload.name, "confirmation");
+    const seqs = p.messages().map((m) => m.seq);
+    assert.deepEqual(seqs, seqs.map((_, i) => i + 1), "seq from 1, one by one");
+    assert.ok(p.parent.posted.every((m) => m.targetOrigin === SHOP));
+    // (The address is in ready's canonical URL, which the partner built; nowhere else.)
+    const posted = JSON.stringify(p.parent.posted.filter((m) => m.data.type !== "ready").map((m) => m.data.payload)).toLowerCase();
+    for (const secret of [TOKEN_PREFIX.toLowerCase(), "buyer@example.com", SIGN_IN_CODE, BTC.toLowerCase()]) assert.ok(!posted.includes(secret), secret);
+  });
+
+  test("without widgetText and widgetButtonURL (or with only one): no button", async () => {
+    for (const cfg of [{}, { widgetText: "Back to Acme" }, { widgetButtonURL: "https://shop.example.com/" }]) {
+      const p = shop(ONE_SCREEN, { cfg });
+      await settle();
+      await signIn(p);
+      click(button(p.main(), "Buy now"));
+      await settle();
+      assert.equal(p.h1(), "Purchase complete");
+      assert.equal(byTag(p.main(), "a").length, 0, JSON.stringify(cfg));
+    }
+  });
+
+  test("the session token is never in a message, the location, an attribute or a text", async () => {
+    const p = shop(ONE_SCREEN, { cfg: { widgetText: "Done", widgetButtonURL: "https://shop.example.com/" } });
+    p.hello(SHOP);
+    await settle();
+    await signIn(p);
+    click(button(p.main(), "Buy now"));
+    await settle();
+    assert.equal(p.h1(), "Purchase complete");
+    assert.ok(p.session.tokens.length >= 1);
+    const places = [JSON.stringify(p.parent.posted), p.window.location.href, p.window.location.search, everything(p.document), p.document.title, ...p.requests.map((r) => r.url + JSON.stringify(r.body || {}))];
+    for (const place of places) assert.ok(!place.includes(TOKEN_PREFIX), place.slice(0, 200));
+    // It travels only in the Authorization header of the session's calls.
+    assert.ok(p.requests.filter((r) => r.url.startsWith(SESSION + "/")).every((r) => r.init.headers.Authorization === "Bearer " + p.session.tokens[0]));
+    assert.ok(p.requests.filter((r) => !r.url.startsWith(SESSION + "/")).every((r) => !(r.init.headers || {}).Authorization));
+  });
+
+  test("order 400 naming the address: shown at the review's address row, focus on its Change", async () => {
+    const session = sessionServer({
+      answers: { "POST /orders": () => answer(400, { message: "receiveAddress.btc is not valid: The bech32 checksum does not match: the address is mistyped or corrupted.", code: 400 }) },
+    });
+    const p = shop(Q("&tokens=btc&amount=20"), { session });
+    await settle();
+    type(p.document.getElementById("address"), BTC);
+    click(button(p.main(), "Continue"));
+    await settle();
+    await signIn(p);
+    click(button(p.main(), "Buy now"));
+    await settle();
+    assert.equal(p.h1(), "Your purchase");
+    const error = p.document.getElementById("order-error");
+    assert.equal(error.getAttribute("role"), "alert");
+    assert.equal(text(error), "receiveAddress.btc is not valid: The bech32 checksum does not match: the address is mistyped or corrupted.");
+    assert.equal(error.parentNode.tagName, "DD");
+    assert.match(text(error.parentNode), /^bc1q/);
+    const change = byTag(p.main(), "button").find((b) => b.getAttribute("aria-label") === "Change the receive address");
+    assert.equal(change.getAttribute("aria-describedby"), "order-error");
+    assert.equal(p.document.activeElement, change);
+    click(change);
+    assert.equal(p.h1(), "Where should we send your Bitcoin?");
+  });
+
+  test("order 403 (2FA required): the fresh session state decides the step; 503 is shown", async () => {
+    let mode = "403";
+    const session = sessionServer({
+      answers: {
+        "POST /orders": (request, fake) => {
+          if (mode === "403") {
+            fake.state = { ...fake.state, twoFactor: "verify", mayPurchase: false };
+            return answer(403, { message: "2FA is required before buying", code: 403 });
+          }
+          return answer(503, { message: "Purchases are unavailable on this server", code: 503 });
+        },
+      },
+    });
+    const p = shop(ONE_SCREEN, { session });
+    await settle();
+    await signIn(p);
+    click(button(p.main(), "Buy now"));
+    await settle();
+    assert.ok(p.session.calls.some((c) => c.key === "GET /"));
+    assert.equal(p.h1(), "Two-factor authentication");
+    mode = "503";
+    type(p.document.getElementById("twofactor-code"), TOTP);
+    click(button(p.main(), "Verify"));
+    await settle();
+    click(button(p.main(), "Buy now"));
+    await settle();
+    assert.equal(p.h1(), "Your purchase");
+    assert.equal(text(role(p.main(), "alert")[0]), "Purchases are unavailable on this server");
+  });
+});
+
+describe("checkout: a server that takes no orders", () => {
+  test("production, purchases false: the review says so, no Buy, no sign-in, no session", async () => {
+    const session = sessionServer({ environment: "production" });
+    const p = open(ONE_SCREEN.replace(PK, "pk_production_4eC39HqLyjWDarjtT1zdp7dc"), {
+      cfg: config({ environment: "production", purchases: false, widgetOrigins: [SHOP] }),
+      session,
+    });
+    p.hello(SHOP);
+    await settle();
+    assert.equal(p.h1(), "Your purchase");
+    const status = role(p.main(), "status").find((el) => el.tagName === "P");
+    assert.equal(text(status), "Purchases are unavailable on this server.");
+    assert.equal(byTag(p.main(), "button").filter((b) => text(b) === "Buy now").length, 0);
+    assert.equal(button(p.main(), "Copy link").getAttribute("class"), "primary", "the one action left is primary");
+    assert.equal(session.calls.length + session.opened.length, 0, "no session at all");
+    assert.deepEqual(p.messages().filter((m) => m.type === "screen").map((m) => m.payload.name), ["home", "review"]);
+  });
+
+  test("standard mode: the address leads to the review, never to sign-in", async () => {
+    const session = sessionServer();
+    const p = open(Q("&tokens=btc&amount=20"), { cfg: config({ purchases: false }), session });
+    await settle();
+    type(p.document.getElementById("address"), BTC);
+    click(button(p.main(), "Continue"));
+    await settle();
+    assert.equal(p.h1(), "Your purchase");
+    assert.match(text(p.main()), /Purchases are unavailable on this server\./);
+    assert.equal(session.opened.length, 0);
   });
 });

@@ -1,10 +1,12 @@
-// The widget page (SPEC 6.3, up to the receive address): reads the options from its query,
-// loads the partner's public config, asks the server to check the options, and walks the person
-// through home, coin, amount and receive address to a summary with the canonical URL of their
-// choices. Every rule is the server's (`POST /v1/widget/check`); the page shows what it answers.
+// The widget page (SPEC 6.3): reads the options from its query, loads the partner's public
+// config, asks the server to check the options, and walks the person through home, coin, amount
+// and receive address, then the checkout (checkout.ts: sign-in, the 2FA step, review, order,
+// confirmation). Every option rule is the server's (`POST /v1/widget/check`) and every purchase
+// rule the widget session's; the page shows what they answer.
 
-import { check, getConfig, type Check, type Config, type Failure, type Fetch, type Issue, type Outcome } from "./api";
-import { builder, clear, type Child } from "./dom";
+import { check, getConfig, type Config, type Failure, type Fetch, type Issue } from "./api";
+import { Checkout } from "./checkout";
+import { append, builder, clear, type Child } from "./dom";
 import {
   CURRENCIES,
   initialSelection,
@@ -13,6 +15,7 @@ import {
   nextStep,
   previousStep,
   summaryUrl,
+  type Part,
   type Plan,
   type Selection,
   type Step,
@@ -34,6 +37,8 @@ export interface Env {
   location: { href: string; origin: string; pathname: string; search: string };
   fetch: Fetch;
   clipboard?: { writeText(text: string): Promise<void> };
+  /** Timers (the wait after a throttled 2FA attempt). */
+  setTimeout?: (fn: () => void, ms: number) => unknown;
 }
 
 type Screen =
@@ -66,7 +71,8 @@ export class App {
   /** Embedded by a page that may not embed it: the explanation stays, nothing else runs. */
   private halted = false;
   /** Elements of the current screen that focus moves to. */
-  private refs: { h1?: HTMLElement; invalid?: HTMLElement; primary?: HTMLElement; link?: HTMLInputElement } = {};
+  private refs: { h1?: HTMLElement; invalid?: HTMLElement; field?: HTMLElement; primary?: HTMLElement; link?: HTMLInputElement } = {};
+  private readonly checkout: Checkout;
 
   constructor(env: Env) {
     this.env = env;
@@ -84,6 +90,31 @@ export class App {
     this.root.appendChild(this.bar);
     this.root.appendChild(this.main);
     this.root.appendChild(this.status);
+    this.checkout = new Checkout({
+      h,
+      fetch: env.fetch,
+      clipboard: env.clipboard,
+      setTimeout: env.setTimeout,
+      publicKey: () => this.options.publicKey as string,
+      origin: () => this.messenger.origin,
+      clientName: () => this.clientName(),
+      config: () => this.config as Config,
+      plan: () => this.plan as Plan,
+      selection: () => this.selection,
+      current: () => this.screen.name,
+      heading: (text) => this.heading(text),
+      form: (step, onSubmit, children, primary, disabled) => this.form(step, onSubmit, children, primary, disabled),
+      field: (id, label, value, onInput, errors, attrs, focus) => this.textField(id, label, value, onInput, errors, attrs, focus),
+      go: (step) => this.go(step),
+      refresh: (alert, passive) => this.refresh(alert, passive),
+      busy: () => this.busy,
+      working: (label, task, button) => this.working(label, task, button),
+      say: (text) => this.say(text),
+      failureText: (failure) => this.failureText(failure),
+      ordered: (order) => {
+        if (!this.silenced) this.messenger.order(order.orderId, order.status);
+      },
+    });
     const Observer = env.window.ResizeObserver as (new (fn: () => void) => { observe(el: Element): void }) | undefined;
     if (typeof Observer === "function") new Observer(() => this.measure()).observe(this.root);
   }
@@ -131,7 +162,7 @@ export class App {
       if (answer.failure.kind === "not_found") {
         this.show(this.problem(null, "Unknown widget key", [
           this.field("publicKey"),
-          ": " + answer.failure.message + ". No partner on this server has the publishable key in this page's address. The site that embedded the widget must use its own key, for this environment.",
+          ": " + (answer.failure.message || "Partner not found") + ". No partner on this server has the publishable key in this page's address. The site that embedded the widget must use its own key, for this environment.",
         ]));
       } else {
         this.show(this.failed(answer.failure, "Could not load the widget", () => void this.loadConfig()));
@@ -224,14 +255,16 @@ export class App {
    * in error, else to the heading of a new screen, else to the primary button. */
   private show(screen: Screen, focus = false): void {
     if (this.halted) return;
-    const changed = screen.name !== this.screen.name;
+    const from = this.screen.name;
+    const changed = screen.name !== from;
     this.screen = screen;
     this.refs = {};
+    if (changed) this.checkout.arrive(from, screen.name);
     this.renderBar();
     clear(this.main);
-    for (const node of this.content(screen)) if (node) this.main.appendChild(node as Node);
+    append(this.env.document, this.main, this.content(screen));
     if (focus) {
-      const target = this.refs.invalid || (changed ? this.refs.h1 : this.refs.primary || this.refs.h1);
+      const target = this.refs.invalid || (changed ? this.refs.h1 : this.refs.field || this.refs.primary || this.refs.h1);
       if (target) target.focus();
     }
     this.report();
@@ -240,6 +273,39 @@ export class App {
   private go(screen: Step | "home"): void {
     this.stepFailure = "";
     this.show({ name: screen }, true);
+  }
+
+  /** The current step again, with `alert` (role="alert") above its buttons ("" for none). */
+  private refresh(alert = "", passive = false): void {
+    if (this.screen.name === "problem") return;
+    this.stepFailure = alert;
+    // After an answer the person did not ask for just now (`passive`), focus on the heading stays
+    // there; otherwise it goes to the field in error, the preferred field or the primary button.
+    const onHeading = passive && !!this.refs.h1 && this.env.document.activeElement === this.refs.h1;
+    this.show({ name: this.screen.name }, !onHeading);
+    if (onHeading && this.refs.h1) this.refs.h1.focus();
+  }
+
+  private say(text: string): void {
+    this.status.textContent = text;
+  }
+
+  /** Runs a request from the current step: `button` (the primary by default) says `label` and
+   * refuses clicks until the answer is in; the form stays, so focus stays in it. */
+  private async working<T>(label: string, task: () => Promise<T>, button: HTMLElement | undefined = this.refs.primary): Promise<T> {
+    this.busy = true;
+    this.stepFailure = "";
+    if (button) {
+      button.setAttribute("aria-disabled", "true");
+      button.textContent = label;
+    }
+    this.status.textContent = label;
+    try {
+      return await task();
+    } finally {
+      this.busy = false;
+      this.status.textContent = "";
+    }
   }
 
   private renderBar(): void {
@@ -253,6 +319,9 @@ export class App {
     );
     if (this.config && this.config.environment === "sandbox") {
       this.bar.appendChild(h("span", { class: "badge", title: "Sandbox: test mode, no real money moves" }, "Sandbox"));
+      // The sandbox's stand-in for the sign-in email: the only place the code is shown.
+      const code = this.checkout.banner();
+      if (code) this.bar.appendChild(h("p", { class: "sandbox-code", role: "status" }, "Sandbox sign-in code: ", h("code", null, code)));
     }
   }
 
@@ -266,8 +335,16 @@ export class App {
         return this.amountScreen();
       case "address":
         return this.addressScreen();
-      case "summary":
-        return this.summaryScreen();
+      case "review":
+        return this.reviewScreen();
+      case "signin":
+        return this.checkout.signInScreen();
+      case "twofactor":
+        return this.checkout.twoFactorScreen();
+      case "setup":
+        return this.checkout.setupScreen();
+      case "confirmation":
+        return this.checkout.confirmationScreen();
       default:
         return this.problemScreen(screen);
     }
@@ -304,41 +381,40 @@ export class App {
     } else if (this.plan) {
       out.push(
         h("p", null, "Choose a coin and an amount, and where you want to receive it."),
-        h("div", { class: "actions" }, h("button", { type: "button", class: "primary", onclick: () => this.go(nextStep(this.plan as Plan, this.selection, "home")) }, "Start")),
+        h("div", { class: "actions" }, h("button", { type: "button", class: "primary", onclick: () => this.go(nextStep(this.plan as Plan, this.selection, "home", this.checkout.access())) }, "Start")),
       );
     }
     return out;
   }
 
   /** The actions row: Back (when there is somewhere to go back to) and the primary button. */
-  private actions(step: Step, primary: string): HTMLElement {
+  private actions(step: Step, primary: HTMLElement | null): HTMLElement {
     const h = this.h;
     const back = previousStep(this.plan as Plan, this.selection, step);
-    return h(
-      "div",
-      { class: "actions" },
-      back ? h("button", { type: "button", class: "secondary", onclick: () => this.go(back) }, "Back") : null,
-      (this.refs.primary = h("button", { type: "submit", class: "primary" }, primary)),
-    );
+    if (primary) this.refs.primary = primary;
+    return h("div", { class: "actions" }, back ? h("button", { type: "button", class: "secondary", onclick: () => this.go(back) }, "Back") : null, primary);
   }
 
   private failureNode(): Child {
     return this.stepFailure ? this.h("p", { class: "error", role: "alert" }, this.stepFailure) : null;
   }
 
-  private form(step: Step, onSubmit: () => void, ...children: Child[]): HTMLElement {
-    return this.h(
+  /** A step's form: its fields, the step's alert, then Back and the primary submit (`primary`
+   * its text; none when null; `disabled`: shown aria-disabled and refusing submits). */
+  private form(step: Step, onSubmit: () => void, children: Child[], primary: string | null = "Continue", disabled = false): HTMLElement {
+    const h = this.h;
+    return h(
       "form",
       {
         novalidate: true,
         onsubmit: (event: Event) => {
           event.preventDefault();
-          if (!this.busy) onSubmit();
+          if (!this.busy && !disabled && primary) onSubmit();
         },
       },
       children,
       this.failureNode(),
-      this.actions(step, step === "summary" ? "Copy link" : "Continue"),
+      this.actions(step, primary ? h("button", { type: "submit", class: "primary", "aria-disabled": disabled ? "true" : null }, primary) : null),
     );
   }
 
@@ -367,8 +443,8 @@ export class App {
       this.heading("Choose a coin"),
       this.form(
         "coin",
-        () => this.go(nextStep(plan, this.selection, "coin")),
-        h("fieldset", null, h("legend", { class: "visually-hidden" }, "Coin"), h("ul", { class: "coins" }, list)),
+        () => this.go(nextStep(plan, this.selection, "coin", this.checkout.access())),
+        [h("fieldset", null, h("legend", { class: "visually-hidden" }, "Coin"), h("ul", { class: "coins" }, list))],
       ),
     ];
   }
@@ -397,6 +473,31 @@ export class App {
     ];
   }
 
+  /** A checkout input: its label, and the server's messages (or the page's own) linked. With
+   * `focus`, focus goes to it when the screen is shown again. */
+  private textField(id: string, label: string, value: string, onInput: (value: string) => void, errors: string[], attrs: { [name: string]: string }, focus = false): Child[] {
+    const h = this.h;
+    const errorId = id + "-error";
+    const field = h("input", {
+      id,
+      name: id,
+      type: "text",
+      value,
+      autocomplete: "off",
+      "aria-invalid": errors.length ? "true" : null,
+      "aria-describedby": errors.length ? errorId : null,
+      oninput: (event: Event) => onInput((event.target as HTMLInputElement).value),
+      ...attrs,
+    });
+    if (errors.length && !this.refs.invalid) this.refs.invalid = field;
+    if (focus && !this.refs.field) this.refs.field = field;
+    return [
+      h("label", { for: id }, label),
+      field,
+      errors.length ? h("ul", { class: "error", id: errorId }, errors.map((text) => h("li", null, text))) : null,
+    ];
+  }
+
   private amountScreen(): Child[] {
     const h = this.h;
     const plan = this.plan as Plan;
@@ -418,11 +519,13 @@ export class App {
       this.form(
         "amount",
         () => void this.submitAmount(),
-        h("div", { class: "row" },
-          h("div", { class: "field grow" }, this.input("amount", "amount", ["Amount", plan.locked.currency ? " (" + sel.currency.toUpperCase() + ")" : null], sel.amount, (v) => (sel.amount = v), { inputmode: "decimal" })),
-          currency,
-        ),
-        this.coinLine(),
+        [
+          h("div", { class: "row" },
+            h("div", { class: "field grow" }, this.input("amount", "amount", ["Amount", plan.locked.currency ? " (" + sel.currency.toUpperCase() + ")" : null], sel.amount, (v) => (sel.amount = v), { inputmode: "decimal" })),
+            currency,
+          ),
+          this.coinLine(),
+        ],
       ),
     ];
   }
@@ -446,31 +549,50 @@ export class App {
       this.form(
         "address",
         () => void this.submitAddress(),
-        h("div", { class: "field" },
-          this.input(
-            "address",
-            "receiveAddress." + sel.coin,
-            ["Your " + name + " (" + sel.coin.toUpperCase() + ") address" + (coin ? " on " + coin.chain : "")],
-            sel.addresses[sel.coin] || "",
-            (v) => (sel.addresses[sel.coin] = v),
-            { spellcheck: "false", autocapitalize: "off", class: "mono" },
+        [
+          h("div", { class: "field" },
+            this.input(
+              "address",
+              "receiveAddress." + sel.coin,
+              ["Your " + name + " (" + sel.coin.toUpperCase() + ") address" + (coin ? " on " + coin.chain : "")],
+              sel.addresses[sel.coin] || "",
+              (v) => (sel.addresses[sel.coin] = v),
+              { spellcheck: "false", autocapitalize: "off", class: "mono" },
+            ),
           ),
-        ),
-        h("p", { class: "muted" }, "Amount: " + sel.amount + " " + sel.currency.toUpperCase()),
+          h("p", { class: "muted" }, "Amount: " + sel.amount + " " + sel.currency.toUpperCase()),
+        ],
       ),
     ];
   }
 
-  private summaryScreen(): Child[] {
+  /** The review: the choices (each with "Change" when editable; an order's 400 at the part it
+   * names), then the checkout's controls (Buy now, or why not), and the canonical URL of the
+   * choices with "Copy link". */
+  private reviewScreen(): Child[] {
     const h = this.h;
     const plan = this.plan as Plan;
     const sel = this.selection;
     const url = summaryUrl(this.root_(), this.options, sel, this.config as Config);
-    const change = (step: Step, what: string): Child =>
-      plan.mode === "oneScreenCheckout" || (step === "coin" && (plan.locked.coin || plan.choices.length < 2)) || (step === "amount" && plan.locked.amount) || (step === "address" && plan.locked.address && plan.addressCoin === sel.coin)
-        ? null
-        : h("button", { type: "button", class: "link", "aria-label": "Change " + what, onclick: () => this.go(step) }, "Change");
+    const change = (step: Part, what: string): Child => {
+      const issue = this.checkout.issueAt(step);
+      const locked = plan.mode === "oneScreenCheckout" || (step === "coin" && (plan.locked.coin || plan.choices.length < 2)) || (step === "amount" && plan.locked.amount) || (step === "address" && plan.locked.address && plan.addressCoin === sel.coin);
+      const button = locked ? null : h("button", { type: "button", class: "link", "aria-label": "Change " + what, "aria-describedby": issue ? "order-error" : null, onclick: () => this.go(step) }, "Change");
+      if (issue && button && !this.refs.invalid) this.refs.invalid = button;
+      return [button, issue ? h("p", { class: "error", role: "alert", id: "order-error" }, issue) : null];
+    };
     const row = (term: string, value: Child, edit: Child): Child[] => [h("dt", null, term), h("dd", null, value, edit)];
+    const link = (primary: boolean): Child => {
+      const copy = h("button", { type: "button", class: primary ? "primary" : "secondary", onclick: () => this.copy(url) }, "Copy link");
+      return [
+        h("div", { class: "field" },
+          h("label", { for: "link" }, "Link to this purchase"),
+          (this.refs.link = h("input", { id: "link", type: "text", readonly: true, value: url, class: "mono", "aria-describedby": "link-hint" }) as HTMLInputElement),
+          h("p", { id: "link-hint", class: "muted" }, "Opens the widget on these choices."),
+        ),
+        primary ? this.actions("review", copy) : h("div", { class: "more" }, copy),
+      ];
+    };
     return [
       this.heading("Your purchase"),
       plan.mode === "oneScreenCheckout" ? h("p", { class: "muted" }, "Set by " + this.clientName() + ".") : null,
@@ -481,15 +603,7 @@ export class App {
         row("Amount", sel.amount + " " + sel.currency.toUpperCase(), change("amount", "the amount")),
         row("Receive address", h("span", { class: "mono" }, sel.addresses[sel.coin] || ""), change("address", "the receive address")),
       ),
-      this.form(
-        "summary",
-        () => this.copy(url),
-        h("div", { class: "field" },
-          h("label", { for: "link" }, "Link to this purchase"),
-          (this.refs.link = h("input", { id: "link", type: "text", readonly: true, value: url, class: "mono", "aria-describedby": "link-hint" }) as HTMLInputElement),
-          h("p", { id: "link-hint", class: "muted" }, "Opens the widget on these choices. Sign-in and payment follow in the widget."),
-        ),
-      ),
+      this.checkout.reviewControls(link),
     ];
   }
 
@@ -526,23 +640,8 @@ export class App {
   // ---- the steps' checks ------------------------------------------------------------------
 
   /** Asks the server about a part; shows its issues next to the field or moves on. */
-  private async submitPart(step: Step, options: Options, path: string): Promise<void> {
-    this.busy = true;
-    this.stepFailure = "";
-    // The form stays (focus stays in it); the button says what is happening.
-    const button = this.refs.primary;
-    if (button) {
-      button.setAttribute("aria-disabled", "true");
-      button.textContent = "Checking…";
-    }
-    this.status.textContent = "Checking…";
-    let answer: Outcome<Check>;
-    try {
-      answer = await check(this.env.fetch, { publicKey: this.options.publicKey, ...options });
-    } finally {
-      this.busy = false;
-    }
-    this.status.textContent = "";
+  private async submitPart(step: Part, options: Options, path: string): Promise<void> {
+    const answer = await this.working("Checking…", () => check(this.env.fetch, { publicKey: this.options.publicKey, ...options }));
     if (!answer.ok) {
       this.stepFailure = this.failureText(answer.failure);
       this.show({ name: step }, true);
@@ -554,7 +653,7 @@ export class App {
       this.show({ name: step }, true);
       return;
     }
-    this.go(nextStep(this.plan as Plan, this.selection, step));
+    this.go(nextStep(this.plan as Plan, this.selection, step, this.checkout.access()));
   }
 
   private submitAmount(): Promise<void> {

@@ -5,14 +5,16 @@
 export type Attrs = { [name: string]: string | number | boolean | null | undefined | ((event: Event) => void) };
 export type Child = Node | string | null | undefined | false | Child[];
 
+/** Appends `children` to `el`: nested lists flattened, strings as text, empty ones skipped. */
+export function append(doc: Document, el: Node, children: Child[]): void {
+  for (const child of children) {
+    if (Array.isArray(child)) append(doc, el, child);
+    else if (typeof child === "string") el.appendChild(doc.createTextNode(child));
+    else if (child) el.appendChild(child);
+  }
+}
+
 export function builder(doc: Document): (tag: string, attrs?: Attrs | null, ...children: Child[]) => HTMLElement {
-  const append = (el: Node, children: Child[]): void => {
-    for (const child of children) {
-      if (Array.isArray(child)) append(el, child);
-      else if (typeof child === "string") el.appendChild(doc.createTextNode(child));
-      else if (child) el.appendChild(child);
-    }
-  };
   return (tag, attrs, ...children) => {
     const el = doc.createElement(tag);
     if (attrs) {
@@ -23,7 +25,7 @@ export function builder(doc: Document): (tag: string, attrs?: Attrs | null, ...c
         else if (value !== false && value !== null && value !== undefined) el.setAttribute(name, String(value));
       }
     }
-    append(el, children);
+    append(doc, el, children);
     return el;
   };
 }

@@ -1,19 +1,34 @@
-// The screen logic, pure: from the options, the partner's config and the server's check of the
-// options, which parts the person is asked for and in what order. No option rule lives here:
-// which options are wrong, and the mode, are the server's answer.
+// The screen logic, pure: from the options, the partner's config, the server's check of the
+// options and the widget session's state, which screens the person sees and in what order. No
+// option rule lives here: which options are wrong, and the mode, are the server's answer; who
+// may buy is the session's.
 //
 // - standard: home, then choose coin (when there is more than one), amount, receive address,
-//   summary; every part prefilled from the options and editable.
+//   then the checkout: sign-in (when not signed in), the 2FA step (verify or setup, when the
+//   session says so), review. Every part prefilled from the options and editable.
 // - oneScreenCheckout (exactly one token, its receive address and an amount): straight to the
-//   summary, every part read-only.
-// - incomplete (two of the three given): only the missing part is asked, then the summary; the
+//   checkout (sign-in first when not signed in), the review read-only.
+// - incomplete (two of the three given): only the missing part is asked, then the checkout; the
 //   given parts are read-only. With the token missing, a coin other than the one the address was
 //   given for also needs its address.
+// - a server that takes no orders (`purchases: false`): no sign-in, the review explains it.
 
-import type { Check, Coin, Config, Issue } from "./api";
+import type { Check, Coin, Config, Issue, SessionState } from "./api";
 import { canonicalUrl, type Options } from "./query";
 
-export type Step = "coin" | "amount" | "address" | "summary";
+/** The parts the person chooses. */
+export type Part = "coin" | "amount" | "address";
+/** The checkout's screens before the review. */
+export type Gate = "signin" | "twofactor" | "setup";
+/** Every screen after home. */
+export type Step = Part | Gate | "review" | "confirmation";
+
+/** What decides the checkout: whether the server takes orders, and the session (null before
+ * one is opened). */
+export interface Access {
+  purchases: boolean;
+  session: SessionState | null;
+}
 
 /** The currencies the amount screen offers when the options fix none. */
 export const CURRENCIES = ["usd", "eur", "gbp"];
@@ -36,6 +51,8 @@ export interface Plan {
   warnings: Issue[];
   /** Where the page opens once the check is in. */
   first: "home" | Step;
+  /** Whether the server takes orders (config `purchases`; false when it does not say). */
+  purchases: boolean;
 }
 
 /** What the person chose (or the options gave). */
@@ -100,8 +117,12 @@ export function makePlan(options: Options, config: Config, checked: Check): Plan
     fieldIssues: checked.errors.filter(fixable),
     warnings: checked.warnings.slice(),
     first: "home",
+    purchases: config.purchases === true,
   };
-  if (mode !== "standard") plan.first = steps(plan, initialSelection(options, plan))[0];
+  if (mode !== "standard") {
+    const first = steps(plan, initialSelection(options, plan))[0];
+    plan.first = first === "review" ? checkoutStep({ purchases: plan.purchases, session: null }) : first;
+  }
   return plan;
 }
 
@@ -122,29 +143,59 @@ export function initialSelection(options: Options, plan: Pick<Plan, "choices" | 
   };
 }
 
-/** The screens still to go through for this selection, ending with the summary. */
-export function steps(plan: Pick<Plan, "locked" | "choices" | "addressCoin">, selection: Selection): Step[] {
-  const out: Step[] = [];
+/** The parts still to choose for this selection, ending with the review. */
+export function steps(plan: Pick<Plan, "locked" | "choices" | "addressCoin">, selection: Selection): (Part | "review")[] {
+  const out: (Part | "review")[] = [];
   if (!plan.locked.coin && plan.choices.length > 1) out.push("coin");
   if (!plan.locked.amount) out.push("amount");
   if (!plan.locked.address || plan.addressCoin !== selection.coin) out.push("address");
-  out.push("summary");
+  out.push("review");
   return out;
 }
 
-/** The screen after `current`. */
-export function nextStep(plan: Plan, selection: Selection, current: "home" | Step): Step {
-  const list = steps(plan, selection);
-  const at = current === "home" ? -1 : list.indexOf(current);
-  return list[Math.min(at + 1, list.length - 1)];
+/** Where the checkout stands: no sign-in when the server takes no orders; else sign-in until
+ * signed in, then the 2FA step the session asks for, then the review. */
+export function checkoutStep(access: Access): Gate | "review" {
+  if (!access.purchases) return "review";
+  const session = access.session;
+  if (!session || !session.signedIn) return "signin";
+  if (session.twoFactor === "verify") return "twofactor";
+  if (session.twoFactor === "setup") return "setup";
+  return "review";
 }
 
-/** The screen before `current`: the previous step, home in standard mode, or null. */
-export function previousStep(plan: Plan, selection: Selection, current: Step): "home" | Step | null {
+/** Whether the review may offer "Buy now": the server takes orders and the session may buy
+ * (signed in, 2FA step done or not needed). */
+export function mayBuy(access: Access): boolean {
+  return access.purchases && !!access.session && access.session.signedIn && access.session.mayPurchase && checkoutStep(access) === "review";
+}
+
+/** The screen after `current` (a part, or home): the next part, or the checkout's step. */
+export function nextStep(plan: Plan, selection: Selection, current: "home" | Part, access: Access): Step {
   const list = steps(plan, selection);
-  const at = list.indexOf(current);
-  if (at > 0) return list[at - 1];
+  const at = current === "home" ? -1 : list.indexOf(current);
+  const next = list[Math.min(at + 1, list.length - 1)];
+  return next === "review" ? checkoutStep(access) : next;
+}
+
+/** The screen before `current`: the previous part (from the checkout: the last part), home in
+ * standard mode, or null (nothing before; the confirmation has no way back). */
+export function previousStep(plan: Plan, selection: Selection, current: Step): "home" | Part | null {
+  if (current === "confirmation") return null;
+  const list = steps(plan, selection);
+  const at = current === "signin" || current === "twofactor" || current === "setup" ? list.length - 1 : list.indexOf(current);
+  if (at > 0) return list[at - 1] as Part;
   return plan.mode === "standard" ? "home" : null;
+}
+
+/** The part an order's 400 names (`amount is not valid: ...`, `receiveAddress.btc ...`), where
+ * the person changes it; null when it names none of them. */
+export function orderIssuePart(message: string): Part | null {
+  const path = message.split(" ")[0];
+  if (path === "amount" || path === "currencies") return "amount";
+  if (path === "tokens") return "coin";
+  if (path.indexOf("receiveAddress") === 0) return "address";
+  return null;
 }
 
 /** Errors for one field (`amount`, `receiveAddress.btc`). */

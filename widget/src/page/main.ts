@@ -12,5 +12,6 @@ if (typeof window !== "undefined" && typeof document !== "undefined") {
     location: window.location,
     fetch: ((url, init) => window.fetch(url, { ...init, credentials: "same-origin", cache: "no-store" })) as Fetch,
     clipboard: nav && nav.clipboard ? nav.clipboard : undefined,
+    setTimeout: (fn, ms) => window.setTimeout(fn, ms),
   }).start();
 }

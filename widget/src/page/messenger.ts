@@ -7,8 +7,9 @@
 // page) or with an origin that is not allowed it posts nothing.
 //
 // Payloads are fixed shapes: `ready {url}`, `screen {name}`, `resize {height}`,
-// `error {code, message}` with the page's own fixed text. No key, secret or user input other
-// than the canonical URL is ever put in a message.
+// `error {code, message}` with the page's own fixed text, `order.created {orderId}`,
+// `order.completed` / `order.failed {orderId, status}`. No key, session token, code, 2FA secret,
+// email or other user input (beyond the canonical URL) is ever put in a message.
 
 import { ENVELOPE_SOURCE, ENVELOPE_VERSION, envelope } from "../envelope";
 
@@ -31,7 +32,11 @@ export type ScreenName =
   | "coin"
   | "amount"
   | "address"
-  | "summary"
+  | "signin"
+  | "twofactor"
+  | "setup"
+  | "review"
+  | "confirmation"
   | "options_invalid"
   | "retry"
   | "not_approved";
@@ -98,7 +103,13 @@ export class Messenger {
     return this.state;
   }
 
-  private post(type: "ready" | "screen" | "resize" | "error", payload: { [key: string]: string | number }): void {
+  /** The embedding origin the page talks to (from the loader's hello), or null when it talks to
+   * no one (not embedded by the loader, or not yet allowed). */
+  get origin(): string | null {
+    return this.state === "connected" && this.hello ? this.hello.origin : null;
+  }
+
+  private post(type: "ready" | "screen" | "resize" | "error" | "order.created" | "order.completed" | "order.failed", payload: { [key: string]: string | number }): void {
     if (this.state !== "connected" || !this.hello) return;
     try {
       (this.parent as Target).postMessage(envelope(type, this.hello.instanceId, ++this.seq, payload), this.hello.origin);
@@ -122,6 +133,14 @@ export class Messenger {
     if (this.state !== "connected" || !(whole > 0) || whole === this.lastHeight) return;
     this.lastHeight = whole;
     this.post("resize", { height: whole });
+  }
+
+  /** `order.created {orderId}`, then `order.completed` or `order.failed` `{orderId, status}`
+   * for an order in that final status (an order still "created" gets only the first). */
+  order(orderId: string, status: string): void {
+    this.post("order.created", { orderId });
+    if (status === "completed") this.post("order.completed", { orderId, status });
+    else if (status === "failed") this.post("order.failed", { orderId, status });
   }
 
   /** `error` with a code and the page's fixed message. */
