@@ -42,7 +42,7 @@ echo "== peer: GET /healthz, one trivial store read ($DURATION, $CONNECTIONS con
 wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency "$url/healthz"
 
 echo "== GET /v1/auth/2fa ($DURATION, $CONNECTIONS connections)"
-wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency -s scripts/wrk/status.lua "$url" -- "$work/key.txt" "$work/contacts.txt"
+wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency -s scripts/wrk/get.lua "$url" -- "$work/key.txt" "$work/contacts.txt" "/v1/auth/2fa?contactId="
 
 read -r now next < <("$bin/examples/seed" --codes "$work")
 echo "== POST /v1/auth/verify2fa ($DURATION, $CONNECTIONS connections)"

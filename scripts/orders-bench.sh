@@ -67,7 +67,7 @@ echo "== peer: GET /healthz, one trivial store read ($DURATION, $CONNECTIONS con
 wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency "$url/healthz"
 
 echo "== GET /v1/widget/orders/{id} ($DURATION, $CONNECTIONS connections)"
-wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency -s scripts/wrk/order.lua "$url" -- "$work/key.txt" "$work/orders.txt"
+wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency -s scripts/wrk/get.lua "$url" -- "$work/key.txt" "$work/orders.txt" "/v1/widget/orders/"
 
 echo "== server peak RSS: $(grep VmHWM /proc/$server/status | awk '{print $2, $3}')"
 grep -ciE 'error|panic' "$work/server.log" | sed 's/^/== server log lines with error or panic: /' || true
