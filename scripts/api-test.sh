@@ -37,24 +37,11 @@ base="http://$address"
 # The widget session routes take a session token (ws_...), not the secret key: three signed-in
 # sessions of the test partner, one for sign-out, one for the sandbox KYC control (which moves
 # its contact to the 2FA setup step) and one for every other session route.
-eval "$(python3 - "$base" "$RAMPART_PUBLIC_KEY" <<'PY'
-import json, sys, urllib.request
-base, public_key = sys.argv[1], sys.argv[2]
-def call(path, body, token=None):
-    request = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST")
-    request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("Authorization", "Bearer " + token)
-    with urllib.request.urlopen(request) as response:
-        return json.load(response)
-for name in ("SESSION", "SESSION_KYC", "SESSION_CLOSE"):
-    token = call("/v1/widget/session", {"publicKey": public_key})["token"]
-    email = name.lower().replace("_", "-") + "@example.com"
-    code = call("/v1/widget/session/email", {"email": email}, token)["sandboxCode"]
-    call("/v1/widget/session/signin", {"email": email, "code": code}, token)
-    print(f"export RAMPART_{name}={token}")
-PY
-)"
+{ read -r RAMPART_SESSION; read -r RAMPART_SESSION_KYC; read -r RAMPART_SESSION_CLOSE; } < <(
+    python3 "$root/scripts/widget_client.py" "$base" "$RAMPART_PUBLIC_KEY" \
+        session@example.com session-kyc@example.com session-close@example.com)
+[ -n "${RAMPART_SESSION_CLOSE:-}" ] || { echo "cannot sign in to the widget" >&2; exit 1; }
+export RAMPART_SESSION RAMPART_SESSION_KYC RAMPART_SESSION_CLOSE
 export RAMPART_SECRET_KEY=$key
 
 cd "$root/tests/api"

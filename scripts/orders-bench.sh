@@ -35,29 +35,16 @@ for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && 
 url="http://127.0.0.1:$PORT"
 
 echo "== placing $ORDERS sandbox orders"
-python3 - "$url" "$work" "$ORDERS" <<'PY'
-import json, sys, urllib.request
+PYTHONPATH=scripts python3 - "$url" "$work" "$ORDERS" <<'PY'
+import json, sys
+from widget_client import place_order, signed_in_session
 url, work, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 partner = json.load(open(f"{work}/partner.json"))
-def call(path, body, token=None):
-    request = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST")
-    request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("Authorization", "Bearer " + token)
-    with urllib.request.urlopen(request) as response:
-        return json.load(response)
-tokens = []
-for n in range(10):
-    token = call("/v1/widget/session", {"publicKey": partner["publicKey"]})["token"]
-    email = f"buyer{n}@example.com"
-    code = call("/v1/widget/session/email", {"email": email}, token)["sandboxCode"]
-    call("/v1/widget/session/signin", {"email": email, "code": code}, token)
-    tokens.append(token)
+tokens = [signed_in_session(url, partner["publicKey"], f"buyer{n}@example.com") for n in range(10)]
 order = {"coin": "btc", "amount": "25", "currency": "usd", "address": "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"}
 with open(f"{work}/orders.txt", "w") as out:
     for n in range(count):
-        placed = call("/v1/widget/session/orders", order, tokens[n % len(tokens)])["order"]
-        out.write(placed["orderId"] + "\n")
+        out.write(place_order(url, tokens[n % len(tokens)], order)["orderId"] + "\n")
 with open(f"{work}/key.txt", "w") as out:
     out.write(partner["secretKey"] + "\n")
 PY
