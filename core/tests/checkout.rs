@@ -844,10 +844,7 @@ fn orders_bad_inputs_name_the_path(b: Backend) {
             order_request("", "25", "usd", ADDR),
             "coin is not valid: tokens must list at least one coin symbol; leave it out to offer every supported coin.",
         ),
-        (
-            order_request("btc,eth", "25", "usd", ADDR),
-            "coin must be one coin symbol",
-        ),
+        (order_request("btc,eth", "25", "usd", ADDR), "coin must be one coin symbol"),
         (btc("1"), "amount is not valid: amount is below the minimum purchase in the chosen currency."),
         (btc("4.99"), "amount is not valid: amount is below the minimum purchase in the chosen currency."),
         (btc("abc"), plain_decimal),
