@@ -62,7 +62,8 @@ widget-screenshots:
 	@echo "-- docs/widget: $$(ls docs/widget/*.png | wc -l) screenshots"
 
 # Not part of `make test`: render -> ready over 20 cold loads in Chromium against a release
-# server, beside a bare iframe of a static page (the floor); results go into docs/BENCHMARKS.md.
+# server, beside a bare iframe of a static page (the floor), and a whole sandbox purchase
+# (median of 10, server and page time); results go into docs/BENCHMARKS.md.
 WIDGET_BENCH_LOADS ?= 20
 widget-bench: widget-deps widget-e2e-tools
 	$(CARGO) build -p rampart-server --locked --release

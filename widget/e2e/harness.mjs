@@ -11,6 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before } from "node:test";
 import { chromium } from "playwright-core";
+import { authenticator } from "otplib";
 
 export const E2E_DIR = dirname(fileURLToPath(import.meta.url));
 export const WIDGET_DIR = resolve(E2E_DIR, "..");
@@ -73,11 +74,13 @@ export function tempDir(prefix) {
 /**
  * Starts `rampart-server` on 127.0.0.1 port 0 with a fresh database in `dir` and resolves once
  * its "listening address=" log line is out. `environment` "production" writes a 0600 master
- * key file. `before(db)` runs CLI commands on the database before the start.
+ * key file. `before(db)` runs CLI commands on the database before the start. `args` are more
+ * flags (the hidden test hooks `--session-idle-secs N`, `--sign-in-code-ttl-secs N`); `name`
+ * names the database file when one directory holds several servers of one environment.
  */
-export async function startServer({ dir, environment = "sandbox", before } = {}) {
-  const db = join(dir, `${environment}.db`);
-  const args = ["--db", db, "--listen", "127.0.0.1:0", "--environment", environment];
+export async function startServer({ dir, environment = "sandbox", before, args: more = [], name = environment } = {}) {
+  const db = join(dir, `${name}.db`);
+  const args = ["--db", db, "--listen", "127.0.0.1:0", "--environment", environment, ...more];
   if (environment === "production") {
     const keyFile = join(dir, "master.key");
     writeFileSync(keyFile, `1:${"5e".repeat(32)}\n`, { mode: 0o600 });
@@ -274,6 +277,19 @@ export async function openPage(browser, { viewport = { width: 900, height: 800 }
   };
 }
 
+/**
+ * Holds the widget's `POST /v1/widget/check` requests on `p`'s context until the partner page's
+ * onEvent has `ready` (bounded by WAIT). The page reports the screen it shows when the loader's
+ * hello arrives; a one-screen checkout leaves home as soon as the check answers, so without this
+ * whether the partner hears of `home` depends on which came first. Call before rendering.
+ */
+export function holdChecksUntilReady(p) {
+  return p.context.route((url) => url.pathname === "/v1/widget/check", async (route) => {
+    await p.page.waitForFunction(() => window.partner && window.partner.events.some((e) => e.type === "ready"), undefined, { timeout: WAIT, polling: 20 }).catch(() => {});
+    await route.continue().catch(() => {});
+  });
+}
+
 /** The widget iframe's Frame (the child frame whose URL is on `widget`'s origin). */
 export async function widgetFrame(page, handleUrl) {
   const element = await page.waitForSelector(`iframe[src="${handleUrl.replace(/"/g, '\\"')}"]`, { state: "attached" });
@@ -303,6 +319,56 @@ export async function heading(frame, text) {
   const h1 = frame.locator("main h1");
   await h1.filter({ hasText: text }).waitFor({ state: "visible" });
   return h1.textContent();
+}
+
+/** The sandbox banner's text: the sign-in code the server answered (no mail in sandbox). */
+export const SANDBOX_BANNER = /^Sandbox sign-in code: ([0-9]{6})$/;
+
+/**
+ * On the sign-in screen: types `email`, sends it and reads the code from the sandbox banner
+ * (`p.sandbox-code`). Returns the code; the code field is then shown, empty.
+ */
+export async function requestSignInCode(frame, email) {
+  await heading(frame, "Sign in");
+  await frame.locator("#email").fill(email);
+  await frame.getByRole("button", { name: "Send code" }).click();
+  const banner = frame.locator("p.sandbox-code");
+  await banner.waitFor({ state: "visible" });
+  const match = SANDBOX_BANNER.exec(await banner.textContent());
+  if (!match) throw new Error(`the sandbox banner says ${JSON.stringify(await banner.textContent())}`);
+  await frame.locator("#signin-code").waitFor({ state: "visible" });
+  return match[1];
+}
+
+/**
+ * Signs in on the widget's sign-in screen as `email` with the code from the sandbox banner and
+ * waits until the sign-in screen is gone. Returns the code used.
+ */
+export async function signIn(frame, email) {
+  const code = await requestSignInCode(frame, email);
+  await frame.locator("#signin-code").fill(code);
+  await frame.getByRole("button", { name: "Sign in" }).click();
+  await frame.locator("main h1").filter({ hasNotText: /^Sign in$/ }).waitFor({ state: "visible" });
+  return code;
+}
+
+/**
+ * An authenticator app's code for the base32 `secret` (otplib, an implementation independent of
+ * the server's): the 30-second step of now, or `steps` steps later (a later step's code is in the
+ * server's window of one step and comes after any step used before it: no replay).
+ */
+export function totpCode(secret, steps = 0) {
+  return authenticator.clone({ epoch: Date.now() + steps * 30000 }).generate(secret);
+}
+
+/** A 6-digit code that is none of the codes the server's window (one step each side, with a step
+ * to spare) could accept now; `n` picks another one. */
+export function wrongTotpCode(secret, n = 0) {
+  const near = new Set([-2, -1, 0, 1, 2].map((s) => totpCode(secret, s)));
+  for (let i = n; ; i++) {
+    const code = String((i * 104729 + 13) % 1000000).padStart(6, "0");
+    if (!near.has(code)) return code;
+  }
 }
 
 /** Writes `name.png` under docs/widget when RAMPART_UPDATE_SCREENSHOTS=1. */

@@ -1,6 +1,6 @@
 // The widget options (SPEC 6.3) as the person sees them in Chromium: one-screen checkout and
-// "two of the three" (only the missing part asked, the partner's screen events exactly the
-// page's), each option visibly applied (tokens, currencies, the server's amount and address
+// "two of the three" (only the missing part asked, then the sandbox's sign-in, the partner's
+// screen events exactly the page's), each option visibly applied (tokens, currencies, the server's amount and address
 // errors next to their field, showRampartLogo, homeScreenMessage while loading, darkTheme with
 // axe-core's color-contrast), and the production not_approved explanation under axe-core in
 // both themes (with RAMPART_UPDATE_SCREENSHOTS=1: docs/widget/not-approved-<theme>.png).
@@ -23,6 +23,7 @@ import {
   render,
   sandboxSuite,
   seriousViolations,
+  signIn,
   startPartnerSite,
   startServer,
   tempDir,
@@ -145,10 +146,15 @@ describe("widget options in Chromium (sandbox server)", () => {
 
   // ---- B. one-screen checkout and "two of the three" ------------------------------------------
 
-  test("B1. one token, its address and an amount: the frame opens on the summary, every part read-only", T, async () => {
+  test("B1. one token, its address and an amount: the frame opens on the summary (after sign-in), every part read-only", T, async () => {
     const w = await openHeld({ tokens: "btc", receiveAddress: { btc: BTC_ADDRESS }, amount: "25" });
     try {
       const { frame, p } = w;
+      // The sandbox server takes orders: a person who is not signed in signs in first, and
+      // nothing of the purchase is asked there.
+      await heading(frame, "Sign in");
+      for (const id of ["#amount", "#currency", "#address", "input[name=coin]"]) assert.equal(await frame.locator(id).count(), 0, `no ${id} at sign-in`);
+      await signIn(frame, "b1@example.com");
       assert.equal(await heading(frame, "Your purchase"), "Your purchase");
       assert.deepEqual(await summaryRows(frame), ["Coin", "Bitcoin (BTC)", "Amount", "25 USD", "Receive address", BTC_ADDRESS]);
       assert.equal(await frame.locator("main p.muted").first().textContent(), "Set by Acme Shop.");
@@ -159,10 +165,11 @@ describe("widget options in Chromium (sandbox server)", () => {
       for (const id of ["#amount", "#currency", "#address", "input[name=coin]"]) assert.equal(await frame.locator(id).count(), 0, `no ${id}`);
       assert.equal(await frame.locator("#link").evaluate((el) => el.readOnly), true);
       assert.equal(await frame.getByRole("button", { name: "Back" }).count(), 0, "nothing to go back to");
-      // The partner saw exactly what the page went through: home (loading), then the summary.
-      await expectScreens(p.page, ["home", "summary"]);
+      // The partner saw exactly what the page went through: home (loading), sign-in, then the
+      // summary.
+      await expectScreens(p.page, ["home", "signin", "review"]);
       const got = await events(p.page);
-      assert.deepEqual(got.filter((e) => e.type !== "resize").map((e) => e.type), ["ready", "screen", "screen"]);
+      assert.deepEqual(got.filter((e) => e.type !== "resize").map((e) => e.type), ["ready", "screen", "screen", "screen"]);
       p.assertClean(assert);
     } finally {
       await w.close();
@@ -181,18 +188,23 @@ describe("widget options in Chromium (sandbox server)", () => {
       assert.equal(await frame.getByRole("button", { name: "Back" }).count(), 0, "no earlier step to go back to");
       await frame.locator("#address").fill(ETH_ADDRESS);
       await frame.getByRole("button", { name: "Continue" }).click();
+      await signIn(frame, "b2@example.com");
       await heading(frame, "Your purchase");
       assert.deepEqual(await summaryRows(frame), ["Coin", "Ether (ETH)", "Amount", "25 USD", "Receive address", ETH_ADDRESS + "Change"]);
       assert.deepEqual(
         await frame.locator("main button.link").evaluateAll((els) => els.map((el) => el.getAttribute("aria-label"))),
         ["Change the receive address"],
       );
-      await expectScreens(p.page, ["home", "address", "summary"]);
-      // And back to the address (the only editable part), the events following the page.
+      await expectScreens(p.page, ["home", "address", "signin", "review"]);
+      // And back to the address (the only editable part), the events following the page; signed
+      // in, Continue goes straight back to the summary.
       await frame.getByRole("button", { name: "Change the receive address" }).click();
       await heading(frame, "Where should we send");
       assert.equal(await frame.locator("#address").inputValue(), ETH_ADDRESS);
-      await expectScreens(p.page, ["home", "address", "summary", "address"]);
+      await expectScreens(p.page, ["home", "address", "signin", "review", "address"]);
+      await frame.getByRole("button", { name: "Continue" }).click();
+      await heading(frame, "Your purchase");
+      await expectScreens(p.page, ["home", "address", "signin", "review", "address", "review"]);
       p.assertClean(assert);
     } finally {
       await w.close();
@@ -207,9 +219,10 @@ describe("widget options in Chromium (sandbox server)", () => {
       assert.deepEqual(await editableControls(frame), ["input#amount[text]", "select#currency[select-one]"]);
       await frame.locator("#amount").fill("30");
       await frame.getByRole("button", { name: "Continue" }).click();
+      await signIn(frame, "b3@example.com");
       await heading(frame, "Your purchase");
       assert.deepEqual(await summaryRows(frame), ["Coin", "Bitcoin (BTC)", "Amount", "30 USDChange", "Receive address", BTC_ADDRESS]);
-      await expectScreens(p.page, ["home", "amount", "summary"]);
+      await expectScreens(p.page, ["home", "amount", "signin", "review"]);
       p.assertClean(assert);
     } finally {
       await w.close();
@@ -335,11 +348,12 @@ describe("widget options in Chromium (sandbox server)", () => {
         nextToField: true,
         value: BTC_MISTYPED,
       });
-      // The right address goes through.
+      // The right address goes through (to the sign-in, then the summary).
       await frame.locator("#address").fill(BTC_ADDRESS);
       await frame.getByRole("button", { name: "Continue" }).click();
+      await signIn(frame, "a4@example.com");
       await heading(frame, "Your purchase");
-      await expectScreens(p.page, ["home", "address", "summary"]);
+      await expectScreens(p.page, ["home", "address", "signin", "review"]);
       p.assertClean(assert);
     } finally {
       await w.close();

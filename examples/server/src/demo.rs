@@ -23,7 +23,7 @@ body{margin:0;padding:1rem;max-width:72rem;margin-inline:auto}\
 @media (max-width:800px){.grid{grid-template-columns:minmax(0,1fr)}}\
 h1{font-size:1.5rem;margin:.5rem 0}h2{font-size:1.1rem;margin:.5rem 0}\
 pre{overflow:auto;padding:.75rem;border:1px solid #8888;border-radius:6px;font-size:.8rem;white-space:pre-wrap;word-break:break-all}\
-#events{font:0.85rem/1.4 ui-monospace,monospace;padding-left:1.5rem;max-height:32rem;overflow:auto}\
+#events{font:0.85rem/1.4 ui-monospace,monospace;padding-left:2.75rem;max-height:32rem;overflow:auto}\
 #events li{margin:.15rem 0;word-break:break-all}";
 
 const SCRIPT: &str = "\
