@@ -1,12 +1,15 @@
 // The purchase flow (SPEC 6.3) in Chromium against the real rampart-server: the widget on a
 // partner page of another origin, a person signing in with the sandbox banner's code, the 2FA
-// step (setup with the QR code decoded by jsQR, verify, replay, throttle, lock) with codes from
+// step (setup with the QR code decoded by jsQR, verify, replay, throttle, the lock after 100
+// failures on a server whose clock a test hook moves) with codes from
 // otplib (an authenticator independent of the server), buying, the order read back with the
 // partner's secret key, the confirmation's partner button navigating the top page, sign-in codes
 // and sessions that expire (servers started with the hidden test hooks), production's
 // "purchases are unavailable", and no secret in any URL, message, log or storage.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import jsQR from "jsqr";
 import { PNG } from "pngjs";
@@ -555,53 +558,6 @@ describe("purchases in Chromium (sandbox server)", () => {
     }
   });
 
-  test("4. 2FA locked (423): the page says so, with no code field, no Verify and no Buy", T, async () => {
-    const email = "locked@example.com";
-    // A contact with 2FA on: signed in once over HTTP (as the page would), 2FA turned on by the
-    // partner's API with the contact id it looks up.
-    await signInOverHttp(server, partner, email);
-    const { contactId } = await api(server, "GET", `/v1/widget/contacts?email=${encodeURIComponent(email)}`, partner.secretKey);
-    const created = await api(server, "GET", `/v1/auth/create2fa?contactId=${contactId}`, partner.secretKey);
-    await api(server, "POST", "/v1/auth/enable2fa", partner.secretKey, { token: totpCode(created.details.manual), contactId });
-
-    // The lock comes after 100 consecutive failures, and the throttle refuses (without
-    // counting) every attempt for min(30 * 2^(k-5), 3600) s after the k-th: reaching 100 against
-    // the real binary takes days of its clock, which has no test hook, and the partner API's
-    // verify2fa counts under the same throttle. So this one verify request is answered by
-    // Playwright with the server's exact 423 body (core: ErrorKind::Locked), and everything else
-    // is the real server's.
-    const { p, frame } = await open(oneScreen());
-    const seen = [];
-    await p.context.route((url) => url.pathname === "/v1/widget/session/2fa/verify", async (route) => {
-      seen.push({ body: route.request().postDataJSON(), auth: /^Bearer ws_/.test(route.request().headers().authorization || "") });
-      await route.fulfill({
-        status: 423,
-        contentType: "application/json",
-        body: JSON.stringify({ message: LOCKED, code: 423 }),
-      });
-    });
-    try {
-      await signIn(frame, email);
-      await heading(frame, "Two-factor authentication");
-      assert.equal(await watchBuy(frame), false);
-      const code = totpCode(created.details.manual, 1);
-      await submitTotp(frame, "twofactor", code);
-      const alert = frame.getByRole("alert").filter({ hasText: LOCKED });
-      await alert.waitFor({ state: "visible" });
-      assert.equal(await alert.textContent(), LOCKED);
-      assert.deepEqual(seen, [{ body: { token: code }, auth: true }]);
-      assert.match(await frame.locator("main").innerText(), /Contact the support of Acme Shop to unlock it\./);
-      assert.equal(await frame.locator("#twofactor-code").count(), 0, "no code field");
-      assert.equal(await frame.locator("main button[type=submit], main .primary").count(), 0, "no submit");
-      assert.equal(await frame.getByRole("button", { name: "Verify" }).count(), 0);
-      assert.equal(await buyButtons(frame), 0);
-      assert.deepEqual(await buyLog(frame), [], "never a Buy now");
-      p.assertClean(assert);
-    } finally {
-      await p.close();
-    }
-  });
-
   test("6. the confirmation's partner button: widgetText and widgetButtonURL, target _top, the top page navigates; none without them", T, async () => {
     const shop = createPartner(server.db, "Button Shop");
     const url = `${site.origin}/static.html?from=widget`;
@@ -725,15 +681,20 @@ async function signInOverHttp(server, partner, email) {
   await call("/v1/widget/session/signin", { email, code: sandboxCode }, token);
 }
 
-describe("sign-in codes and sessions that expire (servers with short limits)", () => {
-  let dir, shortCodes, shortSessions, site, browser, codesPartner, sessionsPartner;
+describe("sign-in codes and sessions that expire, and the 2FA lock (servers with test hooks)", () => {
+  let dir, shortCodes, shortSessions, clocked, clockFile, site, browser, codesPartner, sessionsPartner, clockedPartner;
 
   before(async () => {
     dir = tempDir("rampart-e2e-expiry-");
     shortCodes = await startServer({ dir, name: "codes", args: ["--sign-in-code-ttl-secs", "2"], before: (db) => createPartner(db, "Acme Shop") });
     shortSessions = await startServer({ dir, name: "sessions", args: ["--session-idle-secs", "3"], before: (db) => createPartner(db, "Acme Shop") });
+    // The clock of this one runs the file's seconds ahead, so a test can pass throttle waits.
+    clockFile = join(dir, "clock-offset");
+    writeFileSync(clockFile, "0\n");
+    clocked = await startServer({ dir, name: "clocked", args: ["--test-clock-file", clockFile], before: (db) => createPartner(db, "Acme Shop") });
     codesPartner = shortCodes.made;
     sessionsPartner = shortSessions.made;
+    clockedPartner = clocked.made;
     site = await startPartnerSite();
     browser = await launchBrowser();
   });
@@ -741,7 +702,7 @@ describe("sign-in codes and sessions that expire (servers with short limits)", (
   after(async () => {
     if (browser) await browser.close();
     if (site) await site.stop();
-    for (const server of [shortCodes, shortSessions]) if (server) await server.stop();
+    for (const server of [shortCodes, shortSessions, clocked]) if (server) await server.stop();
     cleanup(dir);
   });
 
@@ -758,6 +719,58 @@ describe("sign-in codes and sessions that expire (servers with short limits)", (
       throw error;
     }
   }
+
+  test("4. 2FA locked after 100 failures (423): the page says so, with no code field, no Verify and no Buy", { timeout: 40000 }, async () => {
+    const email = "locked@example.com";
+    // A contact with 2FA on: signed in once over HTTP (as the page would), 2FA turned on by the
+    // partner's API with the contact id it looks up.
+    await signInOverHttp(clocked, clockedPartner, email);
+    const key = clockedPartner.secretKey;
+    const { contactId } = await api(clocked, "GET", `/v1/widget/contacts?email=${encodeURIComponent(email)}`, key);
+    const created = await api(clocked, "GET", `/v1/auth/create2fa?contactId=${contactId}`, key);
+    await api(clocked, "POST", "/v1/auth/enable2fa", key, { token: totpCode(created.details.manual), contactId });
+    // 100 consecutive failures through the partner's verify (a malformed code counts as one),
+    // moving the server's clock past each throttle wait, min(30 * 2^(k-5), 3600) s after the
+    // k-th failure, so every attempt is evaluated.
+    let offset = 0;
+    const statuses = [];
+    for (let k = 1; k <= 100; k++) {
+      const response = await fetch(`${clocked.base}/v1/auth/verify2fa`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ contactId, token: "12345" }),
+        signal: AbortSignal.timeout(WAIT),
+      });
+      statuses.push(response.status);
+      await response.arrayBuffer();
+      if (k >= 5) {
+        offset += Math.min(30 * 2 ** (k - 5), 3600) + 1;
+        writeFileSync(clockFile, `${offset}\n`);
+      }
+    }
+    assert.deepEqual(statuses, new Array(100).fill(401), "every attempt evaluated and failed");
+
+    const { p, frame } = await open(clocked, clockedPartner, { tokens: "btc", receiveAddress: { btc: BTC_ADDRESS }, amount: "25" });
+    try {
+      await signIn(frame, email);
+      await heading(frame, "Two-factor authentication");
+      assert.equal(await watchBuy(frame), false);
+      await frame.locator("#twofactor-code").fill(totpCode(created.details.manual));
+      await frame.getByRole("button", { name: "Verify" }).click();
+      const alert = frame.getByRole("alert").filter({ hasText: LOCKED });
+      await alert.waitFor({ state: "visible" });
+      assert.equal(await alert.textContent(), LOCKED);
+      assert.match(await frame.locator("main").innerText(), /Contact the support of Acme Shop to unlock it\./);
+      assert.equal(await frame.locator("#twofactor-code").count(), 0, "no code field");
+      assert.equal(await frame.locator("main button[type=submit], main .primary").count(), 0, "no submit");
+      assert.equal(await frame.getByRole("button", { name: "Verify" }).count(), 0);
+      assert.equal(await buyButtons(frame), 0);
+      assert.deepEqual(await buyLog(frame), [], "never a Buy now");
+      p.assertClean(assert);
+    } finally {
+      await p.close();
+    }
+  });
 
   test("5. an expired sign-in code (server: --sign-in-code-ttl-secs 2, 3 s later) gets the expired message", T, async () => {
     const { p, frame } = await open(shortCodes, codesPartner, { tokens: "btc", receiveAddress: { btc: BTC_ADDRESS }, amount: "25" });

@@ -84,6 +84,11 @@ struct Cli {
     #[arg(long, env = "RAMPART_SESSION_IDLE_SECS", hide = true, value_parser = clap::value_parser!(u64).range(1..))]
     session_idle_secs: Option<u64>,
 
+    /// Test hook, sandbox only: the clock runs this file's whole seconds ahead of the system's
+    /// (re-read at every reading; absent or unreadable is 0), so a test can pass throttle waits.
+    #[arg(long, env = "RAMPART_TEST_CLOCK_FILE", hide = true)]
+    test_clock_file: Option<PathBuf>,
+
     /// Test hook: seconds a widget sign-in code stays valid (SPEC: 10 minutes).
     #[arg(long, env = "RAMPART_SIGN_IN_CODE_TTL_SECS", hide = true, value_parser = clap::value_parser!(u64).range(1..))]
     sign_in_code_ttl_secs: Option<u64>,
@@ -250,6 +255,17 @@ fn default_key_path(db: &Path) -> PathBuf {
     beside(db, ".key")
 }
 
+/// The test hook's clock: the system's, plus the whole seconds written in a file.
+#[derive(Debug)]
+struct OffsetClock(PathBuf);
+
+impl rampart_core::Clock for OffsetClock {
+    fn now(&self) -> u64 {
+        let offset = std::fs::read_to_string(&self.0).ok().and_then(|t| t.trim().parse::<u64>().ok()).unwrap_or(0);
+        rampart_core::Clock::now(&rampart_core::SystemClock).saturating_add(offset)
+    }
+}
+
 /// `<db><suffix>`: a file kept next to the database.
 fn beside(db: &Path, suffix: &str) -> PathBuf {
     let mut name = OsString::from(db.as_os_str());
@@ -350,6 +366,9 @@ fn jwt_secret(cli: &Cli) -> Result<Option<JwtSecret>, Failure> {
 fn serve(cli: Cli) -> Result<(), Failure> {
     let environment = Environment::from(cli.environment);
     // Check what needs no database first, so a refused start leaves nothing behind.
+    if cli.test_clock_file.is_some() && environment != Environment::Sandbox {
+        return Err("--test-clock-file is a test hook for sandbox servers only".into());
+    }
     let given_keys = match (&cli.master_key_file, environment) {
         (Some(path), _) => Some(KeyRing::load(path).map_err(explain)?),
         (None, Environment::Sandbox) => None,
@@ -375,6 +394,9 @@ fn serve(cli: Cli) -> Result<(), Failure> {
         .auth_cache_ttl(std::time::Duration::from_secs(cli.auth_cache_secs));
     if let Some(secret) = jwt_secret {
         builder = builder.jwt_secret(secret.0.as_bytes().to_vec());
+    }
+    if let Some(file) = &cli.test_clock_file {
+        builder = builder.clock(Arc::new(OffsetClock(file.clone())));
     }
     if let Some(secs) = cli.session_idle_secs {
         builder = builder.session_idle_secs(secs);

@@ -296,6 +296,29 @@ fn production_refuses_to_start_without_a_master_key() {
     assert!(stderr.contains(&format!("master key file {}: cannot be read", missing.display())), "{stderr}");
 }
 
+#[test]
+fn the_test_clock_hook_is_refused_outside_sandbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("prod.db");
+    let key_file = dir.path().join("master.key");
+    write_key_file(&key_file, &format!("1:{}\n", "ab".repeat(32)));
+    let clock = dir.path().join("clock");
+    let out = run(&[
+        "--environment",
+        "production",
+        "--db",
+        db.to_str().unwrap(),
+        "--master-key-file",
+        key_file.to_str().unwrap(),
+        "--test-clock-file",
+        clock.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--test-clock-file is a test hook for sandbox servers only"), "{stderr}");
+    assert!(!db.exists(), "a refused start leaves no database behind");
+}
+
 /// Start the server on `db` with `args`, expecting a refusal; returns stderr.
 fn refused(db: &Path, args: &[&str]) -> String {
     let mut all = vec!["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0"];
