@@ -6,42 +6,46 @@ export CARGO_TARGET_DIR ?= $(HOME)/.cache/rampart-target
 export CARGO_TERM_COLOR ?= never
 CARGO ?= cargo
 
-.PHONY: test lint unit c-abi python node api widget e2e bench run fmt
+.PHONY: test lint unit pg c-abi python node api widget e2e bench run fmt
 
-test: lint unit c-abi python node api widget e2e
+test: lint unit pg c-abi python node api widget e2e
 	@echo "== make test: all steps passed"
 
 lint:
-	@echo "== [1/8] format and lint (cargo fmt --check, clippy -D warnings)"
+	@echo "== [1/9] format and lint (cargo fmt --check, clippy -D warnings)"
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --locked --features rampart-core/postgres -- -D warnings
 
 unit:
-	@echo "== [2/8] unit, integration and doc tests (cargo test)"
+	@echo "== [2/9] unit, integration and doc tests (cargo test)"
 	$(CARGO) test --workspace --locked
 
+pg:
+	@echo "== [3/9] PostgreSQL store: a throwaway cluster (initdb, pg_ctl), the store conformance and checkout suites' postgres cases, migrations, stores racing on one database"
+	@$(MAKE) --no-print-directory pg-test
+
 c-abi:
-	@echo "== [3/8] C ABI: header drift, C tests (plain, valgrind, ASan+UBSan), C/C++ examples via pkg-config"
+	@echo "== [4/9] C ABI: header drift, C tests (plain, valgrind, ASan+UBSan), C/C++ examples via pkg-config"
 	@$(MAKE) --no-print-directory c-test
 
 python:
-	@echo "== [4/8] Python binding: venv, maturin build, pytest (lifecycle, vectors, threads), mypy.stubtest"
+	@echo "== [5/9] Python binding: venv, maturin build, pytest (lifecycle, vectors, threads), mypy.stubtest"
 	@$(MAKE) --no-print-directory python-test
 
 node:
-	@echo "== [5/8] Node binding: npm install, napi build, index.d.ts drift, node --test (lifecycle, otplib, vectors, concurrency)"
+	@echo "== [6/9] Node binding: npm install, napi build, index.d.ts drift, node --test (lifecycle, otplib, vectors, concurrency)"
 	@$(MAKE) --no-print-directory node-test
 
 api:
-	@echo "== [6/8] HTTP API: schemathesis against the running server's /openapi.json (every check, fixed seed)"
+	@echo "== [7/9] HTTP API: schemathesis against the running server's /openapi.json (every check, fixed seed)"
 	@$(MAKE) --no-print-directory api-test
 
 widget:
-	@echo "== [7/8] Widget loader: npm ci, esbuild build, widget/dist drift, node --test (URL vectors, envelope, loader in a fake DOM, gzip -9 budget, tsc --strict)"
+	@echo "== [8/9] Widget loader: npm ci, esbuild build, widget/dist drift, node --test (URL vectors, envelope, loader in a fake DOM, gzip -9 budget, tsc --strict)"
 	@$(MAKE) --no-print-directory widget-test
 
 e2e:
-	@echo "== [8/8] Widget in Chromium: the real server, partner pages on other origins, playwright-core (loader errors, iframe vs /v1/widget/url, origins and approval, messages, escaping, secret keys, 320 px, axe-core light and dark, keyboard only)"
+	@echo "== [9/9] Widget in Chromium: the real server, partner pages on other origins, playwright-core (loader errors, iframe vs /v1/widget/url, origins and approval, messages, escaping, secret keys, 320 px, axe-core light and dark, keyboard only)"
 	@$(MAKE) --no-print-directory widget-e2e
 
 bench:
@@ -54,6 +58,7 @@ run:
 	$(CARGO) run --release --locked -p rampart-server -- --db ./rampart.db
 
 include mk/c.mk
+include mk/postgres.mk
 include mk/python.mk
 include mk/node.mk
 include mk/widget.mk

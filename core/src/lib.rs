@@ -43,4 +43,6 @@ pub use partner::{AuthMethod, Authenticated, Environment, Partner, PartnerCreden
 pub use rewrap::RewrapReport;
 pub use service::{Config, Service, ServiceBuilder};
 pub use store::{MemoryStore, SqliteStore, Store, StoreError};
+#[cfg(feature = "postgres")]
+pub use store::{PostgresOptions, PostgresStore};
 pub use token::Token;

@@ -25,6 +25,8 @@ macro_rules! conformance {
     ($($case:ident),* $(,)?) => {
         mod memory { $( #[test] fn $case() { super::$case(super::Backend::Memory) } )* }
         mod sqlite { $( #[test] fn $case() { super::$case(super::Backend::Sqlite) } )* }
+        #[cfg(feature = "postgres")]
+        mod postgres { $( #[test] fn $case() { super::$case(super::Backend::Postgres) } )* }
     };
 }
 
@@ -1015,6 +1017,8 @@ fn fail_closed_on_faulty_store(b: Backend) {
             let dir = tempfile::tempdir().unwrap();
             faulty_case(SqliteStore::open(dir.path().join("f.db")).unwrap(), Some(dir));
         }
+        #[cfg(feature = "postgres")]
+        Backend::Postgres => faulty_case(common::postgres_store(), None),
     }
 }
 

@@ -30,6 +30,8 @@ macro_rules! conformance {
     ($($case:ident),* $(,)?) => {
         mod memory { $( #[test] fn $case() { super::$case(super::Backend::Memory) } )* }
         mod sqlite { $( #[test] fn $case() { super::$case(super::Backend::Sqlite) } )* }
+        #[cfg(feature = "postgres")]
+        mod postgres { $( #[test] fn $case() { super::$case(super::Backend::Postgres) } )* }
     };
 }
 

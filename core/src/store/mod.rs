@@ -10,10 +10,14 @@
 
 mod faulty;
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod sqlite;
 
 use std::fmt;
 
+#[cfg(feature = "postgres")]
+pub use self::postgres::{PostgresOptions, PostgresStore};
 pub use faulty::FaultyStore;
 pub use memory::MemoryStore;
 pub use sqlite::{SqliteOptions, SqliteStore};

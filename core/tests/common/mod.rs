@@ -18,6 +18,9 @@ pub const T0: u64 = 56_666_666 * 30;
 pub enum Backend {
     Memory,
     Sqlite,
+    /// A fresh schema of the PostgreSQL `RAMPART_TEST_DATABASE_URL` names (scripts/with-postgres.sh).
+    #[cfg(feature = "postgres")]
+    Postgres,
 }
 
 /// A store plus whatever must outlive it (the temporary directory of a SQLite file).
@@ -37,8 +40,35 @@ impl Backend {
                 let store = Arc::new(SqliteStore::open(&path).unwrap());
                 TestStore { store, dir: Some(dir), path: Some(path) }
             }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres => TestStore { store: Arc::new(postgres_store()), dir: None, path: None },
         }
     }
+}
+
+/// The configuration of a new, empty schema `t_<uuid>` of the test database, as the search path
+/// of every connection made with it: each fixture gets tables of its own. Schemas are not
+/// dropped (the throwaway cluster goes as a whole). Never skips: without a database, it panics.
+#[cfg(feature = "postgres")]
+pub fn postgres_schema() -> postgres::Config {
+    let url = std::env::var("RAMPART_TEST_DATABASE_URL").unwrap_or_else(|_| {
+        panic!(
+            "RAMPART_TEST_DATABASE_URL is not set: the postgres tests need a PostgreSQL they may create \
+             schemas in; `make pg-test` (scripts/with-postgres.sh) starts a throwaway one"
+        )
+    });
+    let mut config: postgres::Config = url.parse().expect("RAMPART_TEST_DATABASE_URL does not parse");
+    let schema = format!("t_{}", uuid::Uuid::new_v4().simple());
+    let mut client = config.connect(postgres::NoTls).expect("cannot connect to RAMPART_TEST_DATABASE_URL");
+    client.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
+    config.options(&format!("-c search_path={schema}"));
+    config
+}
+
+/// A [`rampart_core::PostgresStore`] on a new schema of its own.
+#[cfg(feature = "postgres")]
+pub fn postgres_store() -> rampart_core::PostgresStore {
+    rampart_core::PostgresStore::open_with(postgres_schema(), &rampart_core::PostgresOptions::default()).unwrap()
 }
 
 pub struct Fixture {

@@ -1,0 +1,1395 @@
+//! The PostgreSQL store (cargo feature `postgres`): one database shared by any number of
+//! servers (SPEC section 7), with the behaviour of [`SqliteStore`](super::SqliteStore), proven
+//! by the same conformance suite.
+//!
+//! - The synchronous `postgres` client behind an `r2d2` pool: at most
+//!   [`PostgresOptions::max_connections`] connections, each tested when checked out, a 3 s wait
+//!   for one, and per session a 2 s lock timeout, a 5 s statement timeout and a 10 s limit on
+//!   an idle open transaction, so a stuck peer fails a call instead of hanging it.
+//! - Every `update_*` is one READ COMMITTED transaction that locks the row
+//!   (`SELECT ... FOR UPDATE`) before it reads it, runs the caller's closure once on what it
+//!   read, writes only when the closure says so, and answers only after COMMIT.
+//! - Records that read as a default when absent (contacts, sign-ins): a missing row is first
+//!   inserted with its defaults (`ON CONFLICT DO NOTHING`, which waits for a racing insert to
+//!   commit or roll back), then locked and read. When the closure does not write, the
+//!   transaction rolls back, so a default row is never seen by anyone else: a contact never
+//!   written still reads as `None`.
+//! - A deadlock or serialization failure is retried (up to [`MAX_ATTEMPTS`] transactions) only
+//!   while the closure has not run in that transaction: the closures are not all re-runnable
+//!   (`create_2fa`'s moves its sealed secret into the record), and with one row lock per
+//!   transaction neither failure is expected after the lock is taken.
+//! - Versioned, checksummed migrations in `schema_migrations`, applied at open in one
+//!   transaction under a transaction-scoped advisory lock, so servers starting together
+//!   migrate once.
+//! - Ids are `BYTEA`, compared bytewise, so every "id order" is the SQLite store's order.
+//!
+//! Threads: the client runs a small tokio runtime per connection and panics when it is
+//! created, used or dropped on a thread that runs async tasks. Call the store from plain
+//! threads or `spawn_blocking`; dropping the store is safe anywhere (it closes its connections
+//! on a thread of its own).
+
+use std::cell::Cell;
+use std::fmt;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use postgres::error::SqlState;
+use postgres::types::ToSql;
+use postgres::{Config, GenericClient, IsolationLevel, Row, Transaction};
+use r2d2::{CustomizeConnection, Pool, PooledConnection};
+use r2d2_postgres::PostgresConnectionManager;
+use sha2::{Digest, Sha256};
+
+use super::{
+    AuditEvent, ContactRecord, OrderRecord, OrderStatus, PartnerRecord, SealedSample, SessionRecord, SignInRecord,
+    Store, StoreError,
+};
+use crate::crypto::{Field, KEY_HEADER_LEN};
+use crate::ids::{ContactId, OrderId, PartnerId};
+use crate::partner::Environment;
+
+/// How connections are secured: the one place a TLS connector goes (with [`connector`]).
+type Connector = postgres::NoTls;
+type Manager = PostgresConnectionManager<Connector>;
+
+fn connector() -> Connector {
+    postgres::NoTls
+}
+
+/// Transactions tried per update when PostgreSQL reports a deadlock or serialization failure.
+const MAX_ATTEMPTS: u32 = 4;
+
+/// Run on every new connection. The lock timeout bounds a wait for a row another server holds;
+/// the statement timeout bounds any call; the idle-transaction timeout frees row locks held by
+/// a client that stopped mid-transaction.
+const SESSION_SETTINGS: &str = "SET lock_timeout = '2s'; SET statement_timeout = '5s'; \
+     SET idle_in_transaction_session_timeout = '10s'";
+
+/// The key of the advisory lock migrations run under ("rampart1").
+const MIGRATION_LOCK: i64 = 0x7261_6d70_6172_7431;
+
+/// Each entry moves the schema from version `i` to `i + 1`, recorded with its SHA-256 in
+/// `schema_migrations`. Never edit a shipped entry. Version 1 is the SQLite store's three
+/// migrations at once (this store started with all of them).
+const MIGRATIONS: &[&str] = &[
+    // 1: partners, contacts, audit log; the widget's sessions, sign-ins, emails and orders.
+    "CREATE TABLE partners (
+        id BYTEA PRIMARY KEY,
+        name TEXT NOT NULL,
+        environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+        secret_key_hash BYTEA NOT NULL UNIQUE,
+        publishable_key TEXT NOT NULL UNIQUE,
+        widget_text TEXT,
+        widget_button_url TEXT,
+        two_factor_waived BOOLEAN NOT NULL DEFAULT FALSE,
+        created_at BIGINT NOT NULL,
+        widget_origins TEXT NOT NULL DEFAULT '[]',
+        widget_approved BOOLEAN NOT NULL DEFAULT FALSE
+    );
+    CREATE TABLE contacts (
+        partner_id BYTEA NOT NULL,
+        contact_id BYTEA NOT NULL,
+        kyc_passed BOOLEAN NOT NULL DEFAULT FALSE,
+        enabled BOOLEAN NOT NULL DEFAULT FALSE,
+        secret BYTEA,
+        pending BYTEA,
+        pending_created_at BIGINT,
+        last_step BIGINT,
+        failures BIGINT NOT NULL DEFAULT 0,
+        last_failure_at BIGINT,
+        PRIMARY KEY (partner_id, contact_id)
+    );
+    CREATE INDEX contacts_kyc_without_2fa ON contacts (partner_id, contact_id)
+        WHERE kyc_passed AND NOT enabled;
+    CREATE TABLE audit_log (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        at BIGINT NOT NULL,
+        operator TEXT NOT NULL,
+        action TEXT NOT NULL,
+        partner_id BYTEA NOT NULL,
+        contact_id BYTEA
+    );
+    CREATE TABLE widget_sessions (
+        token_hash BYTEA PRIMARY KEY,
+        partner_id BYTEA NOT NULL,
+        origin TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        last_seen_at BIGINT NOT NULL,
+        email TEXT,
+        contact_id BYTEA,
+        two_factor_at BIGINT
+    );
+    CREATE INDEX widget_sessions_last_seen ON widget_sessions (last_seen_at);
+    CREATE TABLE widget_sign_ins (
+        partner_id BYTEA NOT NULL,
+        email TEXT NOT NULL,
+        sent_at TEXT NOT NULL DEFAULT '[]',
+        code_hash BYTEA,
+        expires_at BIGINT NOT NULL DEFAULT 0,
+        tries BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (partner_id, email)
+    );
+    CREATE TABLE widget_emails (
+        partner_id BYTEA NOT NULL,
+        email TEXT NOT NULL,
+        contact_id BYTEA NOT NULL,
+        PRIMARY KEY (partner_id, email)
+    );
+    CREATE TABLE widget_orders (
+        id BYTEA PRIMARY KEY,
+        partner_id BYTEA NOT NULL,
+        contact_id BYTEA NOT NULL,
+        coin TEXT NOT NULL,
+        amount TEXT NOT NULL,
+        currency TEXT NOT NULL,
+        address TEXT NOT NULL,
+        price TEXT NOT NULL,
+        quantity TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('created', 'completed', 'failed')),
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    );
+    CREATE INDEX widget_orders_by_contact ON widget_orders (partner_id, contact_id, created_at DESC, id DESC);",
+];
+
+/// What [`PostgresStore::open`] says when the SQL recorded for `MIGRATIONS[i]` is not this
+/// library's: one fixed text per version, so the error names it.
+const MIGRATION_CHANGED: &[&str] =
+    &["schema_migrations: version 1 was applied from SQL other than this library's (checksum differs)"];
+
+const _: () = assert!(MIGRATION_CHANGED.len() == MIGRATIONS.len());
+
+/// How a [`PostgresStore`] uses connections. The defaults suit up to about six servers on a
+/// PostgreSQL with the default `max_connections` of 100.
+///
+/// ```no_run
+/// use rampart_core::store::{PostgresOptions, PostgresStore};
+/// let config: postgres::Config = "postgres://rampart@db.internal/rampart".parse()?;
+/// let options = PostgresOptions { max_connections: 8, ..PostgresOptions::default() };
+/// let store = PostgresStore::open_with(config, &options)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PostgresOptions {
+    /// Most connections open at once (at least 1); calls beyond it wait for one. Default 16.
+    pub max_connections: u32,
+    /// How long a call waits for a connection (an idle one or a new one) before it fails; also
+    /// the connect timeout when the configuration sets none. Default 3 s.
+    pub checkout_timeout: Duration,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        Self { max_connections: 16, checkout_timeout: Duration::from_secs(3) }
+    }
+}
+
+/// A [`Store`] on a PostgreSQL database, shareable by any number of processes.
+///
+/// ```no_run
+/// use rampart_core::{KeyRing, PostgresStore, Service};
+/// // From a plain thread (or `spawn_blocking`), never from an async task.
+/// let store = PostgresStore::open("postgres://rampart@db.internal/rampart")?;
+/// let service = Service::builder(store).master_keys(KeyRing::generate()?).build()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct PostgresStore {
+    /// `None` only while dropping.
+    pool: Option<Pool<Manager>>,
+    /// Hosts, ports and database name: what `Debug` shows (never the password).
+    target: String,
+    options: PostgresOptions,
+}
+
+impl fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("target", &self.target)
+            .field("options", &self.options)
+            .field("pool", &self.pool.as_ref().map(Pool::state))
+            .finish()
+    }
+}
+
+/// Applies [`SESSION_SETTINGS`] to each new connection.
+#[derive(Debug)]
+struct SessionSettings;
+
+impl CustomizeConnection<postgres::Client, postgres::Error> for SessionSettings {
+    fn on_acquire(&self, conn: &mut postgres::Client) -> Result<(), postgres::Error> {
+        conn.batch_execute(SESSION_SETTINGS)
+    }
+}
+
+impl From<postgres::Error> for StoreError {
+    fn from(e: postgres::Error) -> Self {
+        Self::Backend(Box::new(e))
+    }
+}
+
+fn backend(message: &'static str) -> StoreError {
+    StoreError::Backend(message.into())
+}
+
+/// A unique violation as [`StoreError::Conflict`], anything else as a backend failure.
+fn conflict(what: &'static str) -> impl FnOnce(postgres::Error) -> StoreError {
+    move |e| if e.code() == Some(&SqlState::UNIQUE_VIOLATION) { StoreError::Conflict(what) } else { e.into() }
+}
+
+/// A deadlock or serialization failure: the transaction may succeed if tried again.
+fn is_transient(e: &StoreError) -> bool {
+    let StoreError::Backend(source) = e else { return false };
+    source
+        .downcast_ref::<postgres::Error>()
+        .and_then(postgres::Error::code)
+        .is_some_and(|code| *code == SqlState::T_R_SERIALIZATION_FAILURE || *code == SqlState::T_R_DEADLOCK_DETECTED)
+}
+
+/// "host:port,.../dbname", for `Debug` and logs.
+fn describe(config: &Config) -> String {
+    use postgres::config::Host;
+    let ports = config.get_ports();
+    let port = |i: usize| ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+    let mut hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, host)| match host {
+            Host::Tcp(name) => format!("{name}:{}", port(i)),
+            #[cfg(unix)]
+            Host::Unix(dir) => format!("{}:{}", dir.display(), port(i)),
+        })
+        .collect();
+    if hosts.is_empty() {
+        hosts = config.get_hostaddrs().iter().enumerate().map(|(i, addr)| format!("{addr}:{}", port(i))).collect();
+    }
+    format!("{}/{}", hosts.join(","), config.get_dbname().unwrap_or_default())
+}
+
+fn to_sql_u64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn to_sql_limit(v: usize) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn bytes<const N: usize>(row: &Row, idx: usize, what: &'static str) -> Result<[u8; N], StoreError> {
+    let value: &[u8] = row.try_get(idx)?;
+    <[u8; N]>::try_from(value).map_err(|_| StoreError::Corrupt(what))
+}
+
+fn opt_bytes<const N: usize>(row: &Row, idx: usize, what: &'static str) -> Result<Option<[u8; N]>, StoreError> {
+    let value: Option<&[u8]> = row.try_get(idx)?;
+    value.map(|v| <[u8; N]>::try_from(v).map_err(|_| StoreError::Corrupt(what))).transpose()
+}
+
+fn id<T: From<uuid::Uuid>>(row: &Row, idx: usize) -> Result<T, StoreError> {
+    Ok(T::from(uuid::Uuid::from_bytes(bytes(row, idx, "stored id is not 16 bytes")?)))
+}
+
+fn opt_id<T: From<uuid::Uuid>>(row: &Row, idx: usize) -> Result<Option<T>, StoreError> {
+    Ok(opt_bytes(row, idx, "stored id is not 16 bytes")?.map(|b| T::from(uuid::Uuid::from_bytes(b))))
+}
+
+fn hash(row: &Row, idx: usize) -> Result<[u8; 32], StoreError> {
+    bytes(row, idx, "stored hash is not 32 bytes")
+}
+
+fn time(row: &Row, idx: usize) -> Result<u64, StoreError> {
+    u64::try_from(row.try_get::<_, i64>(idx)?).map_err(|_| StoreError::Corrupt("stored time is negative"))
+}
+
+fn opt_time(row: &Row, idx: usize) -> Result<Option<u64>, StoreError> {
+    row.try_get::<_, Option<i64>>(idx)?
+        .map(|v| u64::try_from(v).map_err(|_| StoreError::Corrupt("stored time is negative")))
+        .transpose()
+}
+
+fn count(row: &Row, idx: usize) -> Result<u32, StoreError> {
+    u32::try_from(row.try_get::<_, i64>(idx)?).map_err(|_| StoreError::Corrupt("stored count is out of range"))
+}
+
+/// Run the caller's closure, noting that it ran (a transaction in which it ran is not retried).
+fn run<R>(ran: &Cell<bool>, f: &mut dyn FnMut(&mut R) -> bool, record: &mut R) -> bool {
+    ran.set(true);
+    f(record)
+}
+
+/// How a transaction body ends.
+enum Finish<T> {
+    /// Something was written: commit, then answer.
+    Commit(T),
+    /// Nothing to keep (including a default row inserted only to lock it): roll back, answer.
+    Rollback(T),
+}
+
+/// The first row of `sql`, decoded, or `None`.
+fn one<C: GenericClient, T>(
+    client: &mut C,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+    decode: impl FnOnce(&Row) -> Result<T, StoreError>,
+) -> Result<Option<T>, StoreError> {
+    client.query_opt(sql, params)?.as_ref().map(decode).transpose()
+}
+
+/// Every row of `sql`, decoded.
+fn all<C: GenericClient, T>(
+    client: &mut C,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+    decode: impl Fn(&Row) -> Result<T, StoreError>,
+) -> Result<Vec<T>, StoreError> {
+    client.query(sql, params)?.iter().map(decode).collect()
+}
+
+impl PostgresStore {
+    /// Connect to the database at `url` (`postgres://user:password@host:port/dbname?...` or
+    /// `host=... dbname=...`) with the default [`PostgresOptions`], and migrate it. Call from a
+    /// plain thread, not an async task.
+    pub fn open(url: &str) -> Result<Self, StoreError> {
+        // The parser's message may quote the text, and the text may hold a password.
+        let config: Config =
+            url.parse().map_err(|_| backend("the PostgreSQL connection string does not parse (not shown)"))?;
+        Self::open_with(config, &PostgresOptions::default())
+    }
+
+    /// [`open`](Self::open) with a parsed configuration and explicit options.
+    pub fn open_with(mut config: Config, options: &PostgresOptions) -> Result<Self, StoreError> {
+        let options = PostgresOptions { max_connections: options.max_connections.max(1), ..options.clone() };
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(options.checkout_timeout);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("rampart");
+        }
+        let target = describe(&config);
+        let pool = Pool::builder()
+            .max_size(options.max_connections)
+            // Connections open on demand, on the pool's own threads; idle ones close after 10 min.
+            .min_idle(Some(0))
+            .connection_timeout(options.checkout_timeout)
+            .test_on_check_out(true)
+            .connection_customizer(Box::new(SessionSettings))
+            .build(Manager::new(config, connector()))
+            .map_err(|e| StoreError::Backend(Box::new(e)))?;
+        let store = Self { pool: Some(pool), target, options };
+        Self::migrate(&mut *store.conn()?)?;
+        Ok(store)
+    }
+
+    /// The options the store was opened with.
+    pub fn options(&self) -> &PostgresOptions {
+        &self.options
+    }
+
+    fn conn(&self) -> Result<PooledConnection<Manager>, StoreError> {
+        let pool = self.pool.as_ref().ok_or_else(|| backend("the store is closed"))?;
+        pool.get().map_err(|e| StoreError::Backend(Box::new(e)))
+    }
+
+    fn migrate(client: &mut postgres::Client) -> Result<(), StoreError> {
+        let mut tx = client.build_transaction().isolation_level(IsolationLevel::ReadCommitted).start()?;
+        // Longer limits than a request's, for this transaction only: a server starting beside
+        // one that is migrating waits for it, and a migration may rebuild a large table.
+        tx.batch_execute("SET LOCAL lock_timeout = '60s'; SET LOCAL statement_timeout = '10min'")?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (
+                version INTEGER PRIMARY KEY,
+                checksum BYTEA NOT NULL,
+                applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+            )",
+        )?;
+        let applied = tx.query("SELECT version, checksum FROM schema_migrations ORDER BY version", &[])?;
+        if let Some(last) = applied.last()
+            && !usize::try_from(last.try_get::<_, i32>(0)?).is_ok_and(|v| v <= MIGRATIONS.len())
+        {
+            return Err(StoreError::Corrupt("database schema is newer than this library"));
+        }
+        for (i, row) in applied.iter().enumerate() {
+            if usize::try_from(row.try_get::<_, i32>(0)?).ok() != Some(i + 1) {
+                return Err(StoreError::Corrupt("schema_migrations skips a version"));
+            }
+            if row.try_get::<_, &[u8]>(1)? != Sha256::digest(MIGRATIONS[i].as_bytes()).as_slice() {
+                return Err(StoreError::Corrupt(MIGRATION_CHANGED[i]));
+            }
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(applied.len()) {
+            tx.batch_execute(sql)?;
+            let version = i32::try_from(i + 1).map_err(|_| backend("too many migrations"))?;
+            let checksum = Sha256::digest(sql.as_bytes()).to_vec();
+            tx.execute("INSERT INTO schema_migrations (version, checksum) VALUES ($1, $2)", &[&version, &checksum])?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Run `body` in a READ COMMITTED transaction; commit or roll back as it says, then answer.
+    /// A deadlock or serialization failure starts again while the caller's closure has not run.
+    fn write<T>(
+        &self,
+        mut body: impl FnMut(&mut Transaction<'_>, &Cell<bool>) -> Result<Finish<T>, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.conn()?;
+        let ran = Cell::new(false);
+        let mut attempt = 1;
+        loop {
+            match Self::transaction(&mut conn, &mut body, &ran) {
+                Err(e) if attempt < MAX_ATTEMPTS && !ran.get() && is_transient(&e) => attempt += 1,
+                other => return other,
+            }
+        }
+    }
+
+    /// One try of [`write`](Self::write). An error rolls back (dropping the transaction does).
+    fn transaction<T>(
+        client: &mut postgres::Client,
+        body: &mut impl FnMut(&mut Transaction<'_>, &Cell<bool>) -> Result<Finish<T>, StoreError>,
+        ran: &Cell<bool>,
+    ) -> Result<T, StoreError> {
+        let mut tx = client.build_transaction().isolation_level(IsolationLevel::ReadCommitted).start()?;
+        let out = match body(&mut tx, ran)? {
+            Finish::Commit(out) => tx.commit().map(|()| out),
+            Finish::Rollback(out) => tx.rollback().map(|()| out),
+        };
+        Ok(out?)
+    }
+
+    /// Lock and read the row `select` (a `FOR UPDATE` query) finds; when there is none, insert
+    /// the defaults with `insert_default` (`ON CONFLICT DO NOTHING`) and lock what is there then.
+    fn lock_or_default<T>(
+        tx: &mut Transaction<'_>,
+        select: &str,
+        insert_default: &str,
+        key: &[&(dyn ToSql + Sync)],
+        decode: impl Fn(&Row) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        if let Some(record) = one(tx, select, key, &decode)? {
+            return Ok(record);
+        }
+        tx.execute(insert_default, key)?;
+        one(tx, select, key, &decode)?.ok_or_else(|| backend("a row inserted to be locked is gone"))
+    }
+}
+
+impl Drop for PostgresStore {
+    /// Closes the connections on a plain thread and waits for it: a `postgres` client dropped
+    /// on an async runtime's thread panics, and a panic in `drop` can abort the process.
+    fn drop(&mut self) {
+        let Some(pool) = self.pool.take() else { return };
+        let (send, receive) = mpsc::channel::<Pool<Manager>>();
+        let closer = std::thread::Builder::new().name("rampart-pg-close".into()).spawn(move || drop(receive.recv()));
+        match closer {
+            Ok(handle) => {
+                // Should the thread be gone, the pool comes back: leak it rather than close here.
+                if let Err(mpsc::SendError(pool)) = send.send(pool) {
+                    std::mem::forget(pool);
+                }
+                // A panic over there stays there.
+                let _ = handle.join();
+            }
+            Err(_) => std::mem::forget(pool),
+        }
+    }
+}
+
+/// Partner columns, in [`partner_from_row`]'s order; a macro so statements stay literals.
+macro_rules! partner_columns {
+    () => {
+        "id, name, environment, secret_key_hash, publishable_key, widget_text, widget_button_url, \
+         two_factor_waived, created_at, widget_origins, widget_approved"
+    };
+}
+
+fn partner_from_row(row: &Row) -> Result<PartnerRecord, StoreError> {
+    let environment =
+        row.try_get::<_, &str>(2)?.parse::<Environment>().map_err(|_| StoreError::Corrupt("unknown environment"))?;
+    Ok(PartnerRecord {
+        id: id(row, 0)?,
+        name: row.try_get(1)?,
+        environment,
+        secret_key_hash: hash(row, 3)?,
+        publishable_key: row.try_get(4)?,
+        widget_text: row.try_get(5)?,
+        widget_button_url: row.try_get(6)?,
+        two_factor_waived: row.try_get(7)?,
+        created_at: time(row, 8)?,
+        widget_origins: serde_json::from_str(row.try_get(9)?)
+            .map_err(|_| StoreError::Corrupt("partner widget origins are not a list of origins"))?,
+        widget_approved: row.try_get(10)?,
+    })
+}
+
+fn write_partner<C: GenericClient>(client: &mut C, p: &PartnerRecord, insert: bool) -> Result<(), StoreError> {
+    let sql = if insert {
+        concat!("INSERT INTO partners (", partner_columns!(), ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)")
+    } else {
+        "UPDATE partners SET name = $2, environment = $3, secret_key_hash = $4, publishable_key = $5, \
+         widget_text = $6, widget_button_url = $7, two_factor_waived = $8, created_at = $9, \
+         widget_origins = $10, widget_approved = $11 WHERE id = $1"
+    };
+    let origins = serde_json::to_string(&p.widget_origins).map_err(|e| StoreError::Backend(Box::new(e)))?;
+    client
+        .execute(
+            sql,
+            &[
+                &p.id.as_bytes().as_slice(),
+                &p.name,
+                &p.environment.as_str(),
+                &p.secret_key_hash.as_slice(),
+                &p.publishable_key,
+                &p.widget_text,
+                &p.widget_button_url,
+                &p.two_factor_waived,
+                &to_sql_u64(p.created_at),
+                &origins,
+                &p.widget_approved,
+            ],
+        )
+        .map_err(conflict("partner id or key already exists"))?;
+    Ok(())
+}
+
+/// Contact columns, in [`contact_from_row`]'s order.
+macro_rules! contact_columns {
+    () => {
+        "kyc_passed, enabled, secret, pending, pending_created_at, last_step, failures, last_failure_at"
+    };
+}
+
+fn contact_from_row(row: &Row) -> Result<ContactRecord, StoreError> {
+    Ok(ContactRecord {
+        kyc_passed: row.try_get(0)?,
+        enabled: row.try_get(1)?,
+        secret: row.try_get(2)?,
+        pending: row.try_get(3)?,
+        pending_created_at: opt_time(row, 4)?,
+        last_step: opt_time(row, 5)?,
+        failures: count(row, 6)?,
+        last_failure_at: opt_time(row, 7)?,
+    })
+}
+
+/// Session columns, in [`session_from_row`]'s order.
+macro_rules! session_columns {
+    () => {
+        "token_hash, partner_id, origin, created_at, last_seen_at, email, contact_id, two_factor_at"
+    };
+}
+
+fn session_from_row(row: &Row) -> Result<SessionRecord, StoreError> {
+    Ok(SessionRecord {
+        token_hash: hash(row, 0)?,
+        partner_id: id(row, 1)?,
+        origin: row.try_get(2)?,
+        created_at: time(row, 3)?,
+        last_seen_at: time(row, 4)?,
+        email: row.try_get(5)?,
+        contact_id: opt_id(row, 6)?,
+        two_factor_at: opt_time(row, 7)?,
+    })
+}
+
+/// Insert `s`, or update the session keyed `key` to `s` (every column but the key).
+fn write_session<C: GenericClient>(
+    client: &mut C,
+    key: &[u8; 32],
+    s: &SessionRecord,
+    insert: bool,
+) -> Result<(), StoreError> {
+    let sql = if insert {
+        concat!("INSERT INTO widget_sessions (", session_columns!(), ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
+    } else {
+        "UPDATE widget_sessions SET partner_id = $2, origin = $3, created_at = $4, last_seen_at = $5, email = $6, \
+         contact_id = $7, two_factor_at = $8 WHERE token_hash = $1"
+    };
+    client
+        .execute(
+            sql,
+            &[
+                &key.as_slice(),
+                &s.partner_id.as_bytes().as_slice(),
+                &s.origin,
+                &to_sql_u64(s.created_at),
+                &to_sql_u64(s.last_seen_at),
+                &s.email,
+                &s.contact_id.as_ref().map(|c| c.as_bytes().as_slice()),
+                &s.two_factor_at.map(to_sql_u64),
+            ],
+        )
+        .map_err(conflict("session token already exists"))?;
+    Ok(())
+}
+
+fn sign_in_from_row(row: &Row) -> Result<SignInRecord, StoreError> {
+    Ok(SignInRecord {
+        sent_at: serde_json::from_str(row.try_get(0)?)
+            .map_err(|_| StoreError::Corrupt("sign-in sent_at is not a list of times"))?,
+        code_hash: opt_bytes(row, 1, "stored hash is not 32 bytes")?,
+        expires_at: time(row, 2)?,
+        tries: count(row, 3)?,
+    })
+}
+
+/// Order columns, in [`order_from_row`]'s order.
+macro_rules! order_columns {
+    () => {
+        "id, partner_id, contact_id, coin, amount, currency, address, price, quantity, status, created_at, \
+         updated_at"
+    };
+}
+
+fn order_from_row(row: &Row) -> Result<OrderRecord, StoreError> {
+    Ok(OrderRecord {
+        id: id(row, 0)?,
+        partner_id: id(row, 1)?,
+        contact_id: id(row, 2)?,
+        coin: row.try_get(3)?,
+        amount: row.try_get(4)?,
+        currency: row.try_get(5)?,
+        address: row.try_get(6)?,
+        price: row.try_get(7)?,
+        quantity: row.try_get(8)?,
+        status: OrderStatus::from_name(row.try_get(9)?).ok_or(StoreError::Corrupt("unknown order status"))?,
+        created_at: time(row, 10)?,
+        updated_at: time(row, 11)?,
+    })
+}
+
+/// Insert `o`, or update the order keyed `key` to `o` (every column but the key).
+fn write_order<C: GenericClient>(
+    client: &mut C,
+    key: &OrderId,
+    o: &OrderRecord,
+    insert: bool,
+) -> Result<(), StoreError> {
+    let sql = if insert {
+        concat!(
+            "INSERT INTO widget_orders (",
+            order_columns!(),
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+        )
+    } else {
+        "UPDATE widget_orders SET partner_id = $2, contact_id = $3, coin = $4, amount = $5, currency = $6, \
+         address = $7, price = $8, quantity = $9, status = $10, created_at = $11, updated_at = $12 WHERE id = $1"
+    };
+    client
+        .execute(
+            sql,
+            &[
+                &key.as_bytes().as_slice(),
+                &o.partner_id.as_bytes().as_slice(),
+                &o.contact_id.as_bytes().as_slice(),
+                &o.coin,
+                &o.amount,
+                &o.currency,
+                &o.address,
+                &o.price,
+                &o.quantity,
+                &o.status.as_str(),
+                &to_sql_u64(o.created_at),
+                &to_sql_u64(o.updated_at),
+            ],
+        )
+        .map_err(conflict("order id already exists"))?;
+    Ok(())
+}
+
+const SELECT_PARTNER: &str = concat!("SELECT ", partner_columns!(), " FROM partners WHERE id = $1");
+const LOCK_PARTNER: &str = concat!("SELECT ", partner_columns!(), " FROM partners WHERE id = $1 FOR UPDATE");
+const SELECT_CONTACT: &str =
+    concat!("SELECT ", contact_columns!(), " FROM contacts WHERE partner_id = $1 AND contact_id = $2");
+const LOCK_CONTACT: &str =
+    concat!("SELECT ", contact_columns!(), " FROM contacts WHERE partner_id = $1 AND contact_id = $2 FOR UPDATE");
+const INSERT_DEFAULT_CONTACT: &str =
+    "INSERT INTO contacts (partner_id, contact_id) VALUES ($1, $2) ON CONFLICT (partner_id, contact_id) DO NOTHING";
+const LOCK_SESSION: &str =
+    concat!("SELECT ", session_columns!(), " FROM widget_sessions WHERE token_hash = $1 FOR UPDATE");
+const LOCK_SIGN_IN: &str = "SELECT sent_at, code_hash, expires_at, tries FROM widget_sign_ins \
+     WHERE partner_id = $1 AND email = $2 FOR UPDATE";
+const INSERT_DEFAULT_SIGN_IN: &str =
+    "INSERT INTO widget_sign_ins (partner_id, email) VALUES ($1, $2) ON CONFLICT (partner_id, email) DO NOTHING";
+const SELECT_EMAIL: &str = "SELECT contact_id FROM widget_emails WHERE partner_id = $1 AND email = $2";
+const SELECT_ORDER: &str =
+    concat!("SELECT ", order_columns!(), " FROM widget_orders WHERE id = $1 AND partner_id = $2");
+const LOCK_ORDER: &str =
+    concat!("SELECT ", order_columns!(), " FROM widget_orders WHERE id = $1 AND partner_id = $2 FOR UPDATE");
+
+/// A contact's newest orders. This and [`ORDERS_NEXT_PAGE`] walk the `widget_orders_by_contact`
+/// index in its order.
+const ORDERS_FIRST_PAGE: &str = concat!(
+    "SELECT ",
+    order_columns!(),
+    " FROM widget_orders WHERE partner_id = $1 AND contact_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3"
+);
+
+/// A contact's orders strictly older than the `(created_at, id)` cursor `($3, $4)`.
+const ORDERS_NEXT_PAGE: &str = concat!(
+    "SELECT ",
+    order_columns!(),
+    " FROM widget_orders WHERE partner_id = $1 AND contact_id = $2 \
+     AND (created_at < $3 OR (created_at = $3 AND id < $4)) ORDER BY created_at DESC, id DESC LIMIT $5"
+);
+
+impl Store for PostgresStore {
+    fn insert_partner(&self, partner: &PartnerRecord) -> Result<(), StoreError> {
+        write_partner(&mut *self.conn()?, partner, true)
+    }
+
+    fn partner(&self, id: &PartnerId) -> Result<Option<PartnerRecord>, StoreError> {
+        one(&mut *self.conn()?, SELECT_PARTNER, &[&id.as_bytes().as_slice()], partner_from_row)
+    }
+
+    fn partner_by_secret_key_hash(&self, hash: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError> {
+        let sql = concat!("SELECT ", partner_columns!(), " FROM partners WHERE secret_key_hash = $1");
+        one(&mut *self.conn()?, sql, &[&hash.as_slice()], partner_from_row)
+    }
+
+    fn partner_by_publishable_key(&self, key: &str) -> Result<Option<PartnerRecord>, StoreError> {
+        let sql = concat!("SELECT ", partner_columns!(), " FROM partners WHERE publishable_key = $1");
+        one(&mut *self.conn()?, sql, &[&key], partner_from_row)
+    }
+
+    fn update_partner(
+        &self,
+        id: &PartnerId,
+        f: &mut dyn FnMut(&mut PartnerRecord) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.write(|tx, ran| {
+            let Some(mut record) = one(tx, LOCK_PARTNER, &[&id.as_bytes().as_slice()], partner_from_row)? else {
+                return Ok(Finish::Rollback(false));
+            };
+            if !run(ran, f, &mut record) {
+                return Ok(Finish::Rollback(true));
+            }
+            write_partner(tx, &record, false)?;
+            Ok(Finish::Commit(true))
+        })
+    }
+
+    fn count_partners(&self) -> Result<u64, StoreError> {
+        let n: i64 = self.conn()?.query_one("SELECT COUNT(*) FROM partners", &[])?.try_get(0)?;
+        u64::try_from(n).map_err(|_| StoreError::Corrupt("negative count"))
+    }
+
+    fn contact(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<ContactRecord>, StoreError> {
+        let key: [&(dyn ToSql + Sync); 2] = [&partner.as_bytes().as_slice(), &contact.as_bytes().as_slice()];
+        one(&mut *self.conn()?, SELECT_CONTACT, &key, contact_from_row)
+    }
+
+    fn contact_enabled(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<bool>, StoreError> {
+        let key: [&(dyn ToSql + Sync); 2] = [&partner.as_bytes().as_slice(), &contact.as_bytes().as_slice()];
+        let sql = "SELECT enabled FROM contacts WHERE partner_id = $1 AND contact_id = $2";
+        one(&mut *self.conn()?, sql, &key, |r| Ok(r.try_get::<_, bool>(0)?))
+    }
+
+    fn update_contact(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        f: &mut dyn FnMut(&mut ContactRecord) -> bool,
+    ) -> Result<(), StoreError> {
+        let (p, c) = (partner.as_bytes().as_slice(), contact.as_bytes().as_slice());
+        self.write(|tx, ran| {
+            let mut record =
+                Self::lock_or_default(tx, LOCK_CONTACT, INSERT_DEFAULT_CONTACT, &[&p, &c], contact_from_row)?;
+            if !run(ran, f, &mut record) {
+                return Ok(Finish::Rollback(()));
+            }
+            tx.execute(
+                "UPDATE contacts SET kyc_passed = $3, enabled = $4, secret = $5, pending = $6, \
+                 pending_created_at = $7, last_step = $8, failures = $9, last_failure_at = $10 \
+                 WHERE partner_id = $1 AND contact_id = $2",
+                &[
+                    &p,
+                    &c,
+                    &record.kyc_passed,
+                    &record.enabled,
+                    &record.secret,
+                    &record.pending,
+                    &record.pending_created_at.map(to_sql_u64),
+                    &record.last_step.map(to_sql_u64),
+                    &i64::from(record.failures),
+                    &record.last_failure_at.map(to_sql_u64),
+                ],
+            )?;
+            Ok(Finish::Commit(()))
+        })
+    }
+
+    fn kyc_contacts_without_2fa(&self, partner: &PartnerId) -> Result<Vec<ContactId>, StoreError> {
+        let sql = "SELECT contact_id FROM contacts WHERE partner_id = $1 AND kyc_passed AND NOT enabled \
+                   ORDER BY contact_id";
+        all(&mut *self.conn()?, sql, &[&partner.as_bytes().as_slice()], |r| id(r, 0))
+    }
+
+    fn contacts_with_secrets(
+        &self,
+        after: Option<(PartnerId, ContactId)>,
+        limit: usize,
+    ) -> Result<Vec<(PartnerId, ContactId)>, StoreError> {
+        let limit = to_sql_limit(limit);
+        let key = |r: &Row| Ok((id(r, 0)?, id(r, 1)?));
+        let mut conn = self.conn()?;
+        match after {
+            None => all(
+                &mut *conn,
+                "SELECT partner_id, contact_id FROM contacts WHERE secret IS NOT NULL OR pending IS NOT NULL \
+                 ORDER BY partner_id, contact_id LIMIT $1",
+                &[&limit],
+                key,
+            ),
+            Some((p, c)) => all(
+                &mut *conn,
+                "SELECT partner_id, contact_id FROM contacts WHERE (partner_id, contact_id) > ($1, $2) \
+                 AND (secret IS NOT NULL OR pending IS NOT NULL) ORDER BY partner_id, contact_id LIMIT $3",
+                &[&p.as_bytes().as_slice(), &c.as_bytes().as_slice(), &limit],
+                key,
+            ),
+        }
+    }
+
+    fn sealed_samples(&self, per_header: usize) -> Result<Vec<SealedSample>, StoreError> {
+        let header = i32::try_from(KEY_HEADER_LEN).map_err(|_| backend("key header length out of range"))?;
+        // One pass over the table: a start-up check, not a request path.
+        all(
+            &mut *self.conn()?,
+            "SELECT partner_id, contact_id, field, sealed FROM (
+                SELECT partner_id, contact_id, 0 AS field, secret AS sealed,
+                    row_number() OVER (PARTITION BY substring(secret FROM 1 FOR $2)) AS n
+                FROM contacts WHERE secret IS NOT NULL
+                UNION ALL
+                SELECT partner_id, contact_id, 1, pending,
+                    row_number() OVER (PARTITION BY substring(pending FROM 1 FOR $2))
+                FROM contacts WHERE pending IS NOT NULL
+             ) AS samples WHERE n <= $1",
+            &[&to_sql_limit(per_header), &header],
+            |r| {
+                Ok(SealedSample {
+                    partner_id: id(r, 0)?,
+                    contact_id: id(r, 1)?,
+                    field: if r.try_get::<_, i32>(2)? == 0 { Field::Secret } else { Field::Pending },
+                    sealed: r.try_get(3)?,
+                })
+            },
+        )
+    }
+
+    fn insert_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
+        write_session(&mut *self.conn()?, &session.token_hash, session, true)
+    }
+
+    fn update_session(
+        &self,
+        token_hash: &[u8; 32],
+        f: &mut dyn FnMut(&mut SessionRecord) -> bool,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        self.write(|tx, ran| {
+            let Some(mut record) = one(tx, LOCK_SESSION, &[&token_hash.as_slice()], session_from_row)? else {
+                return Ok(Finish::Rollback(None));
+            };
+            if !run(ran, f, &mut record) {
+                return Ok(Finish::Rollback(Some(record)));
+            }
+            write_session(tx, token_hash, &record, false)?;
+            Ok(Finish::Commit(Some(record)))
+        })
+    }
+
+    fn delete_session(&self, token_hash: &[u8; 32]) -> Result<bool, StoreError> {
+        let sql = "DELETE FROM widget_sessions WHERE token_hash = $1";
+        Ok(self.conn()?.execute(sql, &[&token_hash.as_slice()])? > 0)
+    }
+
+    fn delete_sessions_idle_since(&self, before: u64) -> Result<u64, StoreError> {
+        let sql = "DELETE FROM widget_sessions WHERE last_seen_at < $1";
+        Ok(self.conn()?.execute(sql, &[&to_sql_u64(before)])?)
+    }
+
+    fn update_sign_in(
+        &self,
+        partner: &PartnerId,
+        email: &str,
+        f: &mut dyn FnMut(&mut SignInRecord) -> bool,
+    ) -> Result<(), StoreError> {
+        let p = partner.as_bytes().as_slice();
+        self.write(|tx, ran| {
+            let mut record =
+                Self::lock_or_default(tx, LOCK_SIGN_IN, INSERT_DEFAULT_SIGN_IN, &[&p, &email], sign_in_from_row)?;
+            if !run(ran, f, &mut record) {
+                return Ok(Finish::Rollback(()));
+            }
+            let sent_at = serde_json::to_string(&record.sent_at).map_err(|e| StoreError::Backend(Box::new(e)))?;
+            tx.execute(
+                "UPDATE widget_sign_ins SET sent_at = $3, code_hash = $4, expires_at = $5, tries = $6 \
+                 WHERE partner_id = $1 AND email = $2",
+                &[
+                    &p,
+                    &email,
+                    &sent_at,
+                    &record.code_hash.as_ref().map(|h| h.as_slice()),
+                    &to_sql_u64(record.expires_at),
+                    &i64::from(record.tries),
+                ],
+            )?;
+            Ok(Finish::Commit(()))
+        })
+    }
+
+    fn contact_for_email(
+        &self,
+        partner: &PartnerId,
+        email: &str,
+        candidate: ContactId,
+    ) -> Result<ContactId, StoreError> {
+        let p = partner.as_bytes().as_slice();
+        let mut conn = self.conn()?;
+        // The insert waits for a racing one to commit, then does nothing; the next statement
+        // (a new snapshot at READ COMMITTED) sees the row that won. Rows are never deleted, so
+        // the loop ends at once; it is bounded all the same.
+        for _ in 0..MAX_ATTEMPTS {
+            let inserted = one(
+                &mut *conn,
+                "INSERT INTO widget_emails (partner_id, email, contact_id) VALUES ($1, $2, $3) \
+                 ON CONFLICT (partner_id, email) DO NOTHING RETURNING contact_id",
+                &[&p, &email, &candidate.as_bytes().as_slice()],
+                |r| id(r, 0),
+            )?;
+            if let Some(contact) = inserted {
+                return Ok(contact);
+            }
+            if let Some(contact) = one(&mut *conn, SELECT_EMAIL, &[&p, &email], |r| id(r, 0))? {
+                return Ok(contact);
+            }
+        }
+        Err(backend("the email's contact id could not be stored or read"))
+    }
+
+    fn contact_by_email(&self, partner: &PartnerId, email: &str) -> Result<Option<ContactId>, StoreError> {
+        one(&mut *self.conn()?, SELECT_EMAIL, &[&partner.as_bytes().as_slice(), &email], |r| id(r, 0))
+    }
+
+    fn insert_order(&self, order: &OrderRecord) -> Result<(), StoreError> {
+        write_order(&mut *self.conn()?, &order.id, order, true)
+    }
+
+    fn order(&self, partner: &PartnerId, id: &OrderId) -> Result<Option<OrderRecord>, StoreError> {
+        let key: [&(dyn ToSql + Sync); 2] = [&id.as_bytes().as_slice(), &partner.as_bytes().as_slice()];
+        one(&mut *self.conn()?, SELECT_ORDER, &key, order_from_row)
+    }
+
+    fn update_order(
+        &self,
+        partner: &PartnerId,
+        id: &OrderId,
+        f: &mut dyn FnMut(&mut OrderRecord) -> bool,
+    ) -> Result<bool, StoreError> {
+        let (o, p) = (id.as_bytes().as_slice(), partner.as_bytes().as_slice());
+        self.write(|tx, ran| {
+            let Some(mut record) = one(tx, LOCK_ORDER, &[&o, &p], order_from_row)? else {
+                return Ok(Finish::Rollback(false));
+            };
+            if !run(ran, f, &mut record) {
+                return Ok(Finish::Rollback(true));
+            }
+            write_order(tx, id, &record, false)?;
+            Ok(Finish::Commit(true))
+        })
+    }
+
+    fn orders_for_contact(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        before: Option<(u64, OrderId)>,
+        limit: usize,
+    ) -> Result<Vec<OrderRecord>, StoreError> {
+        let (p, c, limit) = (partner.as_bytes().as_slice(), contact.as_bytes().as_slice(), to_sql_limit(limit));
+        let mut conn = self.conn()?;
+        match before {
+            None => all(&mut *conn, ORDERS_FIRST_PAGE, &[&p, &c, &limit], order_from_row),
+            Some((created_at, id)) => all(
+                &mut *conn,
+                ORDERS_NEXT_PAGE,
+                &[&p, &c, &to_sql_u64(created_at), &id.as_bytes().as_slice(), &limit],
+                order_from_row,
+            ),
+        }
+    }
+
+    fn append_audit(&self, e: &AuditEvent) -> Result<(), StoreError> {
+        self.conn()?.execute(
+            "INSERT INTO audit_log (at, operator, action, partner_id, contact_id) VALUES ($1, $2, $3, $4, $5)",
+            &[
+                &to_sql_u64(e.at),
+                &e.operator,
+                &e.action,
+                &e.partner_id.as_bytes().as_slice(),
+                &e.contact_id.as_ref().map(|c| c.as_bytes().as_slice()),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn audit_log(&self) -> Result<Vec<AuditEvent>, StoreError> {
+        all(
+            &mut *self.conn()?,
+            "SELECT at, operator, action, partner_id, contact_id FROM audit_log ORDER BY id",
+            &[],
+            |r| {
+                Ok(AuditEvent {
+                    at: time(r, 0)?,
+                    operator: r.try_get(1)?,
+                    action: r.try_get(2)?,
+                    partner_id: id(r, 3)?,
+                    contact_id: opt_id(r, 4)?,
+                })
+            },
+        )
+    }
+
+    fn ping(&self) -> Result<(), StoreError> {
+        self.conn()?.batch_execute("SELECT 1")?;
+        Ok(())
+    }
+}
+
+/// Run against the PostgreSQL `RAMPART_TEST_DATABASE_URL` names (`make pg-test` starts one),
+/// each test in schemas of its own; the store's behaviour itself is the conformance suite's
+/// (core/tests). These cover what only this store has: migrations, several stores (servers) on
+/// one database racing, dropping on an async thread, and what `Debug` and errors show.
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Barrier};
+    use std::thread;
+
+    use super::*;
+    use crate::totp::{self, Secret};
+    use crate::{Environment, KeyRing, ManualClock, Service, Verification};
+
+    fn url() -> String {
+        std::env::var("RAMPART_TEST_DATABASE_URL").unwrap_or_else(|_| {
+            panic!(
+                "RAMPART_TEST_DATABASE_URL is not set: `make pg-test` (scripts/with-postgres.sh) starts a PostgreSQL"
+            )
+        })
+    }
+
+    /// A new empty schema, and the configuration whose connections use it.
+    fn schema() -> (Config, String) {
+        let mut config: Config = url().parse().unwrap();
+        let name = format!("t_{}", uuid::Uuid::new_v4().simple());
+        config.connect(connector()).unwrap().batch_execute(&format!("CREATE SCHEMA {name}")).unwrap();
+        config.options(&format!("-c search_path={name}"));
+        (config, name)
+    }
+
+    fn open(config: &Config) -> PostgresStore {
+        PostgresStore::open_with(config.clone(), &PostgresOptions::default()).unwrap()
+    }
+
+    /// Run `n` threads released together; collect their results.
+    fn together<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+        let barrier = Barrier::new(n);
+        thread::scope(|s| {
+            let handles: Vec<_> = (0..n)
+                .map(|i| {
+                    let (f, barrier) = (&f, &barrier);
+                    s.spawn(move || {
+                        barrier.wait();
+                        f(i)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    fn session(token_hash: [u8; 32]) -> SessionRecord {
+        SessionRecord {
+            token_hash,
+            partner_id: PartnerId::random(),
+            origin: "https://shop.example".into(),
+            created_at: 1000,
+            last_seen_at: 1000,
+            email: None,
+            contact_id: None,
+            two_factor_at: None,
+        }
+    }
+
+    fn order(partner: PartnerId) -> OrderRecord {
+        OrderRecord {
+            id: OrderId::random(),
+            partner_id: partner,
+            contact_id: ContactId::random(),
+            coin: "btc".into(),
+            amount: "25.50".into(),
+            currency: "usd".into(),
+            address: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq".into(),
+            price: "64000.00".into(),
+            quantity: "0.00039843".into(),
+            status: OrderStatus::Created,
+            created_at: 10,
+            updated_at: 10,
+        }
+    }
+
+    #[test]
+    fn migrations_are_recorded_once_with_their_checksums() {
+        let (config, _) = schema();
+        // Eight servers starting at once on an empty database: one migrates, the others wait.
+        let stores = together(8, |_| open(&config));
+        let mut client = config.connect(connector()).unwrap();
+        let rows = client.query("SELECT version, checksum FROM schema_migrations ORDER BY version", &[]).unwrap();
+        assert_eq!(rows.len(), MIGRATIONS.len());
+        for (i, row) in rows.iter().enumerate() {
+            assert_eq!(row.get::<_, i32>(0), i32::try_from(i + 1).unwrap());
+            assert_eq!(row.get::<_, Vec<u8>>(1), Sha256::digest(MIGRATIONS[i].as_bytes()).to_vec());
+        }
+        drop(stores);
+        // Opening again runs nothing more.
+        let store = open(&config);
+        assert_eq!(store.count_partners().unwrap(), 0);
+        let n: i64 = client.query_one("SELECT COUNT(*) FROM schema_migrations", &[]).unwrap().get(0);
+        assert_eq!(n, i64::try_from(MIGRATIONS.len()).unwrap());
+    }
+
+    #[test]
+    fn a_newer_schema_and_a_changed_migration_are_refused() {
+        let (config, _) = schema();
+        drop(open(&config));
+        let mut client = config.connect(connector()).unwrap();
+        let next = i32::try_from(MIGRATIONS.len() + 1).unwrap();
+        client.execute("INSERT INTO schema_migrations (version, checksum) VALUES ($1, '\\x00')", &[&next]).unwrap();
+        let err = PostgresStore::open_with(config.clone(), &PostgresOptions::default()).unwrap_err();
+        assert!(matches!(err, StoreError::Corrupt("database schema is newer than this library")), "{err}");
+
+        client.execute("DELETE FROM schema_migrations WHERE version = $1", &[&next]).unwrap();
+        client.execute("UPDATE schema_migrations SET checksum = '\\x00' WHERE version = 1", &[]).unwrap();
+        let err = PostgresStore::open_with(config.clone(), &PostgresOptions::default()).unwrap_err();
+        assert!(matches!(err, StoreError::Corrupt(m) if m == MIGRATION_CHANGED[0]), "{err}");
+        assert!(err.to_string().contains("version 1"), "{err}");
+    }
+
+    #[test]
+    fn dropping_on_an_async_worker_thread_does_not_panic() {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        runtime.block_on(async {
+            // Created and used where blocking is allowed, as a server does...
+            let store = tokio::task::spawn_blocking(|| {
+                let (config, _) = schema();
+                let store = open(&config);
+                store.ping().unwrap();
+                store.insert_session(&session([1; 32])).unwrap();
+                store
+            })
+            .await
+            .unwrap();
+            // ...and dropped on a worker thread, holding an open connection.
+            tokio::spawn(async move {
+                assert!(store.pool.as_ref().unwrap().state().connections > 0);
+                drop(store);
+            })
+            .await
+            .unwrap();
+        });
+    }
+
+    #[test]
+    fn debug_and_errors_never_show_the_password() {
+        let (mut config, _) = schema();
+        config.password("hunter2-secret");
+        let store = open(&config);
+        let shown = format!("{store:?}");
+        assert!(shown.contains(&describe(&config)) && !shown.contains("hunter2"), "{shown}");
+        // A malformed URL: the parser's message could quote it.
+        let err = PostgresStore::open("postgres://u:hunter2-secret@[::1/db?port=x").unwrap_err();
+        assert!(!format!("{err} {err:?}").contains("hunter2"), "{err:?}");
+        // Nothing listens: a prompt failure, naming no password.
+        let mut closed: Config = "postgres://u:hunter2-secret@127.0.0.1:1/db".parse().unwrap();
+        closed.connect_timeout(Duration::from_secs(1));
+        let options = PostgresOptions { checkout_timeout: Duration::from_secs(1), ..PostgresOptions::default() };
+        let started = std::time::Instant::now();
+        let err = PostgresStore::open_with(closed, &options).unwrap_err();
+        assert!(matches!(err, StoreError::Backend(_)) && !format!("{err} {err:?}").contains("hunter2"), "{err:?}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn every_connection_carries_the_timeouts() {
+        let (config, _) = schema();
+        let options = PostgresOptions { max_connections: 0, ..PostgresOptions::default() };
+        let store = PostgresStore::open_with(config.clone(), &options).unwrap();
+        assert_eq!(store.options().max_connections, 1);
+        let mut conn = store.conn().unwrap();
+        for (setting, value) in
+            [("lock_timeout", "2s"), ("statement_timeout", "5s"), ("idle_in_transaction_session_timeout", "10s")]
+        {
+            let shown: String = conn.query_one(&format!("SHOW {setting}"), &[]).unwrap().get(0);
+            assert_eq!(shown, value, "{setting}");
+        }
+        let name: String = conn.query_one("SHOW application_name", &[]).unwrap().get(0);
+        assert_eq!(name, "rampart");
+        // A row another transaction holds: the wait ends after the lock timeout, as an error.
+        let s = session([3; 32]);
+        drop(conn);
+        store.insert_session(&s).unwrap();
+        let mut other = config.connect(connector()).unwrap();
+        let mut holder = other.transaction().unwrap();
+        holder.execute("SELECT 1 FROM widget_sessions FOR UPDATE", &[]).unwrap();
+        let started = std::time::Instant::now();
+        let err = store.update_session(&s.token_hash, &mut |_| unreachable!()).unwrap_err();
+        assert!(matches!(&err, StoreError::Backend(_)), "{err:?}");
+        assert!(started.elapsed() >= Duration::from_secs(2) && started.elapsed() < Duration::from_secs(5));
+        holder.rollback().unwrap();
+        assert!(store.update_session(&s.token_hash, &mut |_| false).unwrap().is_some());
+    }
+
+    #[test]
+    fn undecodable_rows_are_corrupt() {
+        let (config, _) = schema();
+        let store = open(&config);
+        let mut client = config.connect(connector()).unwrap();
+        let o = order(PartnerId::random());
+        store.insert_order(&o).unwrap();
+        // The CHECK constraint keeps such a row out; a database written by other means may hold one.
+        client.batch_execute("ALTER TABLE widget_orders DROP CONSTRAINT widget_orders_status_check").unwrap();
+        client.execute("UPDATE widget_orders SET status = 'refunded'", &[]).unwrap();
+        let corrupt = |r: Result<(), StoreError>, what: &str| matches!(r, Err(StoreError::Corrupt(m)) if m == what);
+        assert!(corrupt(store.order(&o.partner_id, &o.id).map(drop), "unknown order status"));
+        assert!(corrupt(
+            store.orders_for_contact(&o.partner_id, &o.contact_id, None, 10).map(drop),
+            "unknown order status"
+        ));
+        assert!(corrupt(
+            store.update_order(&o.partner_id, &o.id, &mut |_| unreachable!()).map(drop),
+            "unknown order status"
+        ));
+
+        let s = session([2; 32]);
+        store.insert_session(&s).unwrap();
+        client.execute("UPDATE widget_sessions SET partner_id = '\\x0102'", &[]).unwrap();
+        assert!(corrupt(
+            store.update_session(&s.token_hash, &mut |_| unreachable!()).map(drop),
+            "stored id is not 16 bytes"
+        ));
+
+        let (p, c) = (PartnerId::random(), ContactId::random());
+        store
+            .update_contact(&p, &c, &mut |r| {
+                r.failures = 1;
+                true
+            })
+            .unwrap();
+        client.execute("UPDATE contacts SET failures = -1", &[]).unwrap();
+        assert!(corrupt(store.contact(&p, &c).map(drop), "stored count is out of range"));
+        client.execute("UPDATE contacts SET failures = 0, last_step = -5", &[]).unwrap();
+        assert!(corrupt(store.contact(&p, &c).map(drop), "stored time is negative"));
+    }
+
+    #[test]
+    fn absent_records_race_into_one_row_and_count_every_write() {
+        // Two stores on one schema, as two servers: 16 threads write a contact and a sign-in
+        // that do not exist yet (each first inserts the default row: the insert race), 10 times
+        // each. Every write sees the one before; none is lost.
+        let (config, _) = schema();
+        let stores = [open(&config), open(&config)];
+        let (partner, contact, email) = (PartnerId::random(), ContactId::random(), "race@example.com");
+        let untouched = ContactId::random();
+        together(16, |i| {
+            let store = &stores[i % 2];
+            for _ in 0..10 {
+                store
+                    .update_contact(&partner, &contact, &mut |r| {
+                        r.failures += 1;
+                        true
+                    })
+                    .unwrap();
+                store
+                    .update_sign_in(&partner, email, &mut |r| {
+                        r.tries += 1;
+                        true
+                    })
+                    .unwrap();
+                // Read, not written: leaves no row behind, even while others wait on it.
+                store.update_contact(&partner, &untouched, &mut |_| false).unwrap();
+            }
+        });
+        assert_eq!(stores[1].contact(&partner, &contact).unwrap().unwrap().failures, 160);
+        let mut tries = 0;
+        stores[0]
+            .update_sign_in(&partner, email, &mut |r| {
+                tries = r.tries;
+                false
+            })
+            .unwrap();
+        assert_eq!(tries, 160);
+        assert_eq!(stores[0].contact(&partner, &untouched).unwrap(), None);
+    }
+
+    #[test]
+    fn concurrent_session_updates_lose_nothing_across_stores() {
+        let (config, _) = schema();
+        let stores = [open(&config), open(&config)];
+        let s = session([7; 32]);
+        stores[0].insert_session(&s).unwrap();
+        let seen = together(16, |i| {
+            (0..25)
+                .map(|_| {
+                    let after = stores[i % 2].update_session(&s.token_hash, &mut |r| {
+                        r.last_seen_at += 1;
+                        true
+                    });
+                    after.unwrap().unwrap().last_seen_at
+                })
+                .collect::<Vec<u64>>()
+        });
+        let mut all: Vec<u64> = seen.into_iter().flatten().collect();
+        all.sort_unstable();
+        assert_eq!(all, (1001..=1400).collect::<Vec<u64>>(), "each update saw every earlier one");
+    }
+
+    #[test]
+    fn first_sign_ins_of_one_email_get_one_contact_id_across_stores() {
+        let (config, _) = schema();
+        let stores = [open(&config), open(&config)];
+        let partner = PartnerId::random();
+        for round in 0..20 {
+            let email = format!("user{round}@example.com");
+            let candidates: Vec<ContactId> = (0..16).map(|_| ContactId::random()).collect();
+            let got = together(16, |i| stores[i % 2].contact_for_email(&partner, &email, candidates[i]).unwrap());
+            assert!(candidates.contains(&got[0]), "round {round}");
+            assert!(got.iter().all(|id| *id == got[0]), "round {round}: {got:?}");
+            assert_eq!(stores[1].contact_by_email(&partner, &email).unwrap(), Some(got[0]));
+        }
+    }
+
+    #[test]
+    fn one_code_is_accepted_once_across_servers() {
+        // Two services (two servers) on one database, 16 threads with the same code each step:
+        // exactly one is accepted, and replays are not failures.
+        let (config, _) = schema();
+        let clock = Arc::new(ManualClock::new(56_666_666 * 30));
+        let service = |store| {
+            Service::builder(store).master_keys(KeyRing::new(1, &[42; 32])).clock(clock.clone()).build().unwrap()
+        };
+        let servers = [service(open(&config)), service(open(&config))];
+        let partner = servers[0].create_partner("Acme", Environment::Sandbox).unwrap().partner_id;
+        let contact = ContactId::random();
+        let setup = servers[1].create_2fa(&partner, &contact, None).unwrap();
+        let secret = Secret::from_base32(&setup.manual).unwrap();
+        let now = || crate::Clock::now(&*clock);
+        servers[0].enable_2fa(&partner, &contact, totp::code_at(&secret, now()).as_str()).unwrap();
+        for round in 0..20 {
+            clock.advance(30);
+            let code = totp::code_at(&secret, now());
+            let results = together(16, |i| servers[i % 2].verify_2fa(&partner, &contact, code.as_str()).unwrap());
+            assert_eq!(results.iter().filter(|v| **v == Verification::Accepted).count(), 1, "round {round}");
+            let record = servers[0].store().contact(&partner, &contact).unwrap().unwrap();
+            assert_eq!(record.failures, 0, "round {round}: replays do not count");
+        }
+    }
+}

@@ -1,0 +1,13 @@
+# The PostgreSQL store (SPEC section 7) against a real PostgreSQL: scripts/with-postgres.sh
+# starts a throwaway cluster (or uses RAMPART_TEST_DATABASE_URL when set) and runs the store
+# conformance and checkout suites' postgres cases, plus the store's own tests (migrations,
+# several stores racing on one database, drop on an async thread), each in schemas of its own.
+#
+#   make pg-test                                           what `make test` runs
+#   RAMPART_TEST_DATABASE_URL=postgres://... make pg-test  against a database of yours
+
+.PHONY: pg-test
+
+pg-test:
+	scripts/with-postgres.sh $(CARGO) test -p rampart-core --features postgres --locked \
+	  --lib --test conformance --test checkout -- postgres::
