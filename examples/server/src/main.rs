@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rampart_core::store::SqliteOptions;
+use rampart_core::store::{PostgresOptions, PostgresStore};
 use rampart_core::widget::WidgetConfig;
-use rampart_core::{ContactId, Environment, KeyRing, PartnerCredentials, PartnerId, Service, SqliteStore};
+use rampart_core::{ContactId, Environment, KeyRing, PartnerCredentials, PartnerId, Service, SqliteStore, Store};
 use serde_json::json;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
@@ -21,9 +22,10 @@ use zeroize::Zeroizing;
 #[derive(Parser, Debug)]
 #[command(name = "rampart-server", version, about = "Rampart example HTTP server and operator commands")]
 struct Cli {
-    /// SQLite database file (created 0600 when missing).
-    #[arg(long, global = true, env = "RAMPART_DB", default_value = "./rampart.db")]
-    db: PathBuf,
+    /// SQLite database file (created 0600 when missing), or a `postgres://` URL shared by
+    /// several servers (which then all need the same --master-key-file).
+    #[arg(long, global = true, env = "RAMPART_DB", default_value = "./rampart.db", value_parser = Db::parse)]
+    db: Db,
 
     /// Address to listen on.
     #[arg(long, env = "RAMPART_LISTEN", default_value = "127.0.0.1:8080")]
@@ -251,6 +253,73 @@ fn init_tracing() {
 }
 
 /// `<db>.key`: the sandbox master key file beside the database.
+/// Where the state lives: a SQLite file, or a PostgreSQL database several servers share.
+#[derive(Clone, PartialEq, Eq)]
+enum Db {
+    File(PathBuf),
+    Postgres(String),
+}
+
+impl Db {
+    fn parse(text: &str) -> Result<Db, String> {
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            Ok(Db::Postgres(text.to_owned()))
+        } else if text.is_empty() {
+            Err("give a database file or a postgres:// URL".to_owned())
+        } else {
+            Ok(Db::File(PathBuf::from(text)))
+        }
+    }
+
+    /// The file, for what is kept beside it (the sandbox key, the demo partner's key).
+    fn file(&self) -> Option<&Path> {
+        match self {
+            Db::File(path) => Some(path),
+            Db::Postgres(_) => None,
+        }
+    }
+
+    /// For messages and logs: the file, or the URL without its password.
+    fn describe(&self) -> String {
+        match self {
+            Db::File(path) => path.display().to_string(),
+            Db::Postgres(text) => match url::Url::parse(text) {
+                Ok(mut url) => {
+                    if url.password().is_some() {
+                        let _ = url.set_password(Some("***"));
+                    }
+                    url.set_query(None);
+                    url.to_string()
+                }
+                Err(_) => "a postgres:// URL".to_owned(),
+            },
+        }
+    }
+
+    /// Open (and migrate) the store. SQLite gets the server's settings; PostgreSQL a pool as
+    /// large as the blocking pool.
+    fn open(&self) -> Result<Arc<dyn Store>, Failure> {
+        let failed = |e: rampart_core::StoreError| format!("cannot open database {}: {e}", self.describe());
+        Ok(match self {
+            Db::File(path) => Arc::new(SqliteStore::open_with(path, &server_store_options()).map_err(failed)?),
+            Db::Postgres(text) => {
+                let config = text
+                    .parse()
+                    .map_err(|_| format!("--db: {} is not a PostgreSQL connection URL", self.describe()))?;
+                let max_connections = u32::try_from(blocking_threads()).unwrap_or(u32::MAX);
+                let options = PostgresOptions { max_connections, ..PostgresOptions::default() };
+                Arc::new(PostgresStore::open_with(config, &options).map_err(failed)?)
+            }
+        })
+    }
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Db({})", self.describe())
+    }
+}
+
 fn default_key_path(db: &Path) -> PathBuf {
     beside(db, ".key")
 }
@@ -371,6 +440,11 @@ fn serve(cli: Cli) -> Result<(), Failure> {
     }
     let given_keys = match (&cli.master_key_file, environment) {
         (Some(path), _) => Some(KeyRing::load(path).map_err(explain)?),
+        (None, _) if cli.db.file().is_none() => {
+            return Err("a PostgreSQL database needs --master-key-file: every server sharing it must seal \
+                        and open secrets with the same keys"
+                .into());
+        }
         (None, Environment::Sandbox) => None,
         (None, Environment::Production) => {
             return Err("production refuses to start without a master key: pass --master-key-file PATH \
@@ -379,15 +453,15 @@ fn serve(cli: Cli) -> Result<(), Failure> {
         }
     };
     let jwt_secret = jwt_secret(&cli)?;
-    let store = SqliteStore::open_with(&cli.db, &server_store_options())
-        .map_err(|e| format!("cannot open database {}: {e}", cli.db.display()))?;
+    let store = cli.db.open()?;
     // Sandbox default: `<db>.key`, generated only into a store that holds no sealed secret.
-    let keys = match given_keys {
-        Some(keys) => keys,
-        None => KeyRing::load_or_generate(&default_key_path(&cli.db), &store).map_err(explain)?,
+    let keys = match (given_keys, cli.db.file()) {
+        (Some(keys), _) => keys,
+        (None, Some(file)) => KeyRing::load_or_generate(&default_key_path(file), &*store).map_err(explain)?,
+        (None, None) => return Err("a PostgreSQL database needs --master-key-file".into()),
     };
     // Building checks the keys open the stored secrets (one per key id in use).
-    let mut builder = Service::builder(store)
+    let mut builder = Service::builder_shared(store)
         .master_keys(keys)
         .environment(environment)
         .service_name(cli.service_name.clone())
@@ -431,18 +505,19 @@ fn serve(cli: Cli) -> Result<(), Failure> {
             demo_key = match created {
                 Some(creds) => {
                     print_demo(&creds, address, &public_url);
-                    if let Err(e) = std::fs::write(demo_key_path(&cli.db), format!("{}\n", creds.publishable_key)) {
+                    let kept = cli.db.file().map(|db| std::fs::write(demo_key_path(db), format!("{}\n", creds.publishable_key)));
+                    if let Some(Err(e)) = kept {
                         tracing::warn!(error = %e, "cannot keep the demo partner's publishable key beside the database");
                     }
                     Some(creds.publishable_key)
                 }
-                None => std::fs::read_to_string(demo_key_path(&cli.db)).ok().map(|k| k.trim().to_owned()),
+                None => cli.db.file().and_then(|db| std::fs::read_to_string(demo_key_path(db)).ok()).map(|k| k.trim().to_owned()),
             };
             if demo_key.is_some() {
                 println!("Open {public_url}/demo");
             }
         }
-        tracing::info!(%address, environment = environment.as_str(), db = %cli.db.display(), "listening");
+        tracing::info!(%address, environment = environment.as_str(), db = %cli.db.describe(), "listening");
         let limits = connection_limits(&cli);
         tracing::info!(max_connections = limits.max_connections, "connection limits");
         tracing::info!(public_url = %public_url, "widget root {}", widget.root(environment));
@@ -525,7 +600,7 @@ fn credentials_json(creds: &PartnerCredentials) -> serde_json::Value {
 
 /// The configured master key file, else `<db>.key` when it exists.
 fn existing_key_file(cli: &Cli) -> Option<PathBuf> {
-    cli.master_key_file.clone().or_else(|| Some(default_key_path(&cli.db)).filter(|p| p.exists()))
+    cli.master_key_file.clone().or_else(|| cli.db.file().map(default_key_path).filter(|p| p.exists()))
 }
 
 /// A service for operator commands. Partner and contact commands never seal or open a 2FA
@@ -535,17 +610,22 @@ fn operator_service(cli: &Cli, needs_keys: bool) -> Result<Service, Failure> {
     let keys = match existing_key_file(cli) {
         Some(path) => KeyRing::load(&path).map_err(explain)?,
         None if needs_keys => {
-            return Err(format!(
-                "no master key file: give --master-key-file, or keep {} beside the database",
-                default_key_path(&cli.db).display()
-            )
+            return Err(match cli.db.file() {
+                Some(db) => format!(
+                    "no master key file: give --master-key-file, or keep {} beside the database",
+                    default_key_path(db).display()
+                ),
+                None => "no master key file: give --master-key-file".to_owned(),
+            }
             .into());
         }
         None => KeyRing::empty(),
     };
-    let store = SqliteStore::open_with(&cli.db, &server_store_options())
-        .map_err(|e| format!("cannot open database {}: {e}", cli.db.display()))?;
-    Service::builder(store).master_keys(keys).environment(cli.environment.into()).build().map_err(explain)
+    Service::builder_shared(cli.db.open()?)
+        .master_keys(keys)
+        .environment(cli.environment.into())
+        .build()
+        .map_err(explain)
 }
 
 fn print_json(value: &serde_json::Value) {
@@ -649,10 +729,25 @@ mod tests {
     }
 
     #[test]
+    fn db_is_a_file_or_a_postgres_url_shown_without_its_password() {
+        let cli =
+            Cli::try_parse_from(["rampart-server", "--db", "postgres://app:s3cret@db.internal:5432/rampart"]).unwrap();
+        assert_eq!(cli.db, Db::Postgres("postgres://app:s3cret@db.internal:5432/rampart".to_owned()));
+        assert_eq!(cli.db.describe(), "postgres://app:***@db.internal:5432/rampart");
+        assert!(!format!("{cli:?}").contains("s3cret"));
+        assert!(cli.db.file().is_none());
+        let cli = Cli::try_parse_from(["rampart-server", "--db", "postgresql://host/db?password=s3cret"]).unwrap();
+        assert_eq!(cli.db.describe(), "postgresql://host/db");
+        let cli = Cli::try_parse_from(["rampart-server", "--db", "data/r.db"]).unwrap();
+        assert_eq!(cli.db.file(), Some(Path::new("data/r.db")));
+        assert!(Cli::try_parse_from(["rampart-server", "--db", ""]).is_err());
+    }
+
+    #[test]
     fn defaults_and_redacted_debug() {
         let cli =
             Cli::try_parse_from(["rampart-server", "--jwt-secret", "top-secret-jwt-value-of-32-bytes!!"]).unwrap();
-        assert_eq!(cli.db, PathBuf::from("./rampart.db"));
+        assert_eq!(cli.db, Db::File(PathBuf::from("./rampart.db")));
         assert_eq!(cli.listen, "127.0.0.1:8080");
         assert_eq!(cli.environment, EnvironmentArg::Sandbox);
         assert_eq!(cli.service_name, "Rampart");
