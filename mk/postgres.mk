@@ -12,5 +12,5 @@
 pg-test:
 	scripts/with-postgres.sh sh -c '$(CARGO) test -p rampart-core --features postgres --locked \
 	  --lib --test conformance --test checkout -- postgres:: && \
-	  $(CARGO) test -p rampart-server --locked --test postgres'
+	  $(CARGO) test -p rampart-server --locked --features postgres-tests --test postgres'
 
