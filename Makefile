@@ -14,7 +14,7 @@ test: lint unit pg c-abi python node api widget e2e
 lint:
 	@echo "== [1/9] format and lint (cargo fmt --check, clippy -D warnings)"
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets --locked --features rampart-core/postgres,rampart-server/postgres-tests -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --locked --features rampart-core/postgres-tests,rampart-server/postgres-tests -- -D warnings
 
 unit:
 	@echo "== [2/9] unit, integration and doc tests (cargo test)"

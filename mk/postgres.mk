@@ -10,7 +10,7 @@
 .PHONY: pg-test
 
 pg-test:
-	scripts/with-postgres.sh sh -c '$(CARGO) test -p rampart-core --features postgres --locked \
+	scripts/with-postgres.sh sh -c '$(CARGO) test -p rampart-core --features postgres-tests --locked \
 	  --lib --test conformance --test checkout -- postgres:: && \
 	  $(CARGO) test -p rampart-server --locked --features postgres-tests --test postgres'
 

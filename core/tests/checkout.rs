@@ -25,7 +25,7 @@ macro_rules! conformance {
     ($($case:ident),* $(,)?) => {
         mod memory { $( #[test] fn $case() { super::$case(super::Backend::Memory) } )* }
         mod sqlite { $( #[test] fn $case() { super::$case(super::Backend::Sqlite) } )* }
-        #[cfg(feature = "postgres")]
+        #[cfg(feature = "postgres-tests")]
         mod postgres { $( #[test] fn $case() { super::$case(super::Backend::Postgres) } )* }
     };
 }
@@ -1017,7 +1017,7 @@ fn fail_closed_on_faulty_store(b: Backend) {
             let dir = tempfile::tempdir().unwrap();
             faulty_case(SqliteStore::open(dir.path().join("f.db")).unwrap(), Some(dir));
         }
-        #[cfg(feature = "postgres")]
+        #[cfg(feature = "postgres-tests")]
         Backend::Postgres => faulty_case(common::postgres_store(), None),
     }
 }

@@ -30,7 +30,7 @@ macro_rules! conformance {
     ($($case:ident),* $(,)?) => {
         mod memory { $( #[test] fn $case() { super::$case(super::Backend::Memory) } )* }
         mod sqlite { $( #[test] fn $case() { super::$case(super::Backend::Sqlite) } )* }
-        #[cfg(feature = "postgres")]
+        #[cfg(feature = "postgres-tests")]
         mod postgres { $( #[test] fn $case() { super::$case(super::Backend::Postgres) } )* }
     };
 }

@@ -1060,7 +1060,7 @@ impl Store for PostgresStore {
 /// each test in schemas of its own; the store's behaviour itself is the conformance suite's
 /// (core/tests). These cover what only this store has: migrations, several stores (servers) on
 /// one database racing, dropping on an async thread, and what `Debug` and errors show.
-#[cfg(test)]
+#[cfg(all(test, feature = "postgres-tests"))]
 mod tests {
     use std::sync::{Arc, Barrier};
     use std::thread;

@@ -19,7 +19,7 @@ pub enum Backend {
     Memory,
     Sqlite,
     /// A fresh schema of the PostgreSQL `RAMPART_TEST_DATABASE_URL` names (scripts/with-postgres.sh).
-    #[cfg(feature = "postgres")]
+    #[cfg(feature = "postgres-tests")]
     Postgres,
 }
 
@@ -40,7 +40,7 @@ impl Backend {
                 let store = Arc::new(SqliteStore::open(&path).unwrap());
                 TestStore { store, dir: Some(dir), path: Some(path) }
             }
-            #[cfg(feature = "postgres")]
+            #[cfg(feature = "postgres-tests")]
             Backend::Postgres => TestStore { store: Arc::new(postgres_store()), dir: None, path: None },
         }
     }
@@ -49,7 +49,7 @@ impl Backend {
 /// The configuration of a new, empty schema `t_<uuid>` of the test database, as the search path
 /// of every connection made with it: each fixture gets tables of its own. Schemas are not
 /// dropped (the throwaway cluster goes as a whole). Never skips: without a database, it panics.
-#[cfg(feature = "postgres")]
+#[cfg(feature = "postgres-tests")]
 pub fn postgres_schema() -> postgres::Config {
     let url = std::env::var("RAMPART_TEST_DATABASE_URL").unwrap_or_else(|_| {
         panic!(
@@ -66,7 +66,7 @@ pub fn postgres_schema() -> postgres::Config {
 }
 
 /// A [`rampart_core::PostgresStore`] on a new schema of its own.
-#[cfg(feature = "postgres")]
+#[cfg(feature = "postgres-tests")]
 pub fn postgres_store() -> rampart_core::PostgresStore {
     rampart_core::PostgresStore::open_with(postgres_schema(), &rampart_core::PostgresOptions::default()).unwrap()
 }
