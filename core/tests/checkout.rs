@@ -3,6 +3,7 @@
 //! failing closed. Time moves only through the fixture's `ManualClock`; TOTP codes come from
 //! totp-rs, an implementation independent of the core's.
 
+#[macro_use]
 mod common;
 
 use std::sync::{Arc, Mutex};
@@ -20,15 +21,6 @@ use rampart_core::{
     Config, ContactId, Environment, Error, ErrorKind, KeyRing, ManualClock, MemoryStore, OrderRequest, PartnerId,
     Service, SessionState, SqliteStore, TwoFactorStep,
 };
-
-macro_rules! conformance {
-    ($($case:ident),* $(,)?) => {
-        mod memory { $( #[test] fn $case() { super::$case(super::Backend::Memory) } )* }
-        mod sqlite { $( #[test] fn $case() { super::$case(super::Backend::Sqlite) } )* }
-        #[cfg(feature = "postgres-tests")]
-        mod postgres { $( #[test] fn $case() { super::$case(super::Backend::Postgres) } )* }
-    };
-}
 
 conformance!(
     session_tokens_are_random_and_46_characters,

@@ -1,6 +1,7 @@
 //! ONE conformance suite, run against every store: the store primitives, every row of the
 //! 2FA state table, replay, pending expiry, throttling, the lock and the KYC rule.
 
+#[macro_use]
 mod common;
 
 use common::{Backend, Fixture, T0, contact};
@@ -24,15 +25,6 @@ fn missing(r: Result<impl std::fmt::Debug, Error>) {
 
 fn failed(r: Result<impl std::fmt::Debug, Error>) {
     assert_err(r, ErrorKind::TokenFailed, 401, "Google 2FA failed");
-}
-
-macro_rules! conformance {
-    ($($case:ident),* $(,)?) => {
-        mod memory { $( #[test] fn $case() { super::$case(super::Backend::Memory) } )* }
-        mod sqlite { $( #[test] fn $case() { super::$case(super::Backend::Sqlite) } )* }
-        #[cfg(feature = "postgres-tests")]
-        mod postgres { $( #[test] fn $case() { super::$case(super::Backend::Postgres) } )* }
-    };
 }
 
 conformance!(

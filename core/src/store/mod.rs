@@ -264,6 +264,25 @@ pub struct OrderRecord {
     pub updated_at: u64,
 }
 
+/// A created order of `partner` for a random contact, for the stores' own tests.
+#[cfg(test)]
+pub(crate) fn sample_order(partner: PartnerId) -> OrderRecord {
+    OrderRecord {
+        id: OrderId::random(),
+        partner_id: partner,
+        contact_id: ContactId::random(),
+        coin: "btc".into(),
+        amount: "25.50".into(),
+        currency: "usd".into(),
+        address: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq".into(),
+        price: "64000.00".into(),
+        quantity: "0.00039843".into(),
+        status: OrderStatus::Created,
+        created_at: 10,
+        updated_at: 10,
+    }
+}
+
 /// Persistent storage for partners, contacts, the audit log, and the widget's sessions, sign-ins
 /// and orders.
 ///

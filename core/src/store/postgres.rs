@@ -1066,6 +1066,7 @@ mod tests {
     use std::thread;
 
     use super::*;
+    use crate::store::sample_order;
     use crate::totp::{self, Secret};
     use crate::{Environment, KeyRing, ManualClock, Service, Verification};
 
@@ -1117,23 +1118,6 @@ mod tests {
             email: None,
             contact_id: None,
             two_factor_at: None,
-        }
-    }
-
-    fn order(partner: PartnerId) -> OrderRecord {
-        OrderRecord {
-            id: OrderId::random(),
-            partner_id: partner,
-            contact_id: ContactId::random(),
-            coin: "btc".into(),
-            amount: "25.50".into(),
-            currency: "usd".into(),
-            address: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq".into(),
-            price: "64000.00".into(),
-            quantity: "0.00039843".into(),
-            status: OrderStatus::Created,
-            created_at: 10,
-            updated_at: 10,
         }
     }
 
@@ -1253,7 +1237,7 @@ mod tests {
         let (config, _) = schema();
         let store = open(&config);
         let mut client = config.connect(connector()).unwrap();
-        let o = order(PartnerId::random());
+        let o = sample_order(PartnerId::random());
         store.insert_order(&o).unwrap();
         // The CHECK constraint keeps such a row out; a database written by other means may hold one.
         client.batch_execute("ALTER TABLE widget_orders DROP CONSTRAINT widget_orders_status_check").unwrap();

@@ -913,23 +913,7 @@ impl Store for SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn order(partner: PartnerId) -> OrderRecord {
-        OrderRecord {
-            id: OrderId::random(),
-            partner_id: partner,
-            contact_id: ContactId::random(),
-            coin: "btc".into(),
-            amount: "25.50".into(),
-            currency: "usd".into(),
-            address: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq".into(),
-            price: "64000.00".into(),
-            quantity: "0.00039843".into(),
-            status: OrderStatus::Created,
-            created_at: 10,
-            updated_at: 10,
-        }
-    }
+    use crate::store::sample_order;
 
     #[test]
     fn a_version_2_file_migrates_to_the_widget_tables() {
@@ -954,7 +938,7 @@ mod tests {
         let version: usize = lock(&store.writer).pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
         assert_eq!(version, 3);
         assert_eq!(store.partner(&partner).unwrap().unwrap().name, "Acme");
-        let o = order(partner);
+        let o = sample_order(partner);
         store.insert_order(&o).unwrap();
         assert_eq!(store.order(&partner, &o.id).unwrap(), Some(o));
         drop(store);
@@ -967,7 +951,7 @@ mod tests {
     fn an_unknown_order_status_is_corrupt() {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(dir.path().join("r.db")).unwrap();
-        let o = order(PartnerId::random());
+        let o = sample_order(PartnerId::random());
         store.insert_order(&o).unwrap();
         {
             let conn = lock(&store.writer);

@@ -13,6 +13,19 @@ use rampart_core::{
 /// A time on a step boundary.
 pub const T0: u64 = 56_666_666 * 30;
 
+/// Runs each named case, a `fn(Backend)` of the including file, once per store: a module per
+/// backend with a `#[test]` per case (`memory::x`, `sqlite::x`, and with the `postgres-tests`
+/// feature `postgres::x`). Needs `Backend` in scope and `#[macro_use] mod common;`.
+#[allow(unused_macros)] // only the suites that run on every store use it
+macro_rules! conformance {
+    ($($case:ident),* $(,)?) => {
+        mod memory { $( #[test] fn $case() { super::$case(super::Backend::Memory) } )* }
+        mod sqlite { $( #[test] fn $case() { super::$case(super::Backend::Sqlite) } )* }
+        #[cfg(feature = "postgres-tests")]
+        mod postgres { $( #[test] fn $case() { super::$case(super::Backend::Postgres) } )* }
+    };
+}
+
 /// Which store a suite runs on.
 #[derive(Clone, Copy, Debug)]
 pub enum Backend {
