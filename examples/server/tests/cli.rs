@@ -13,19 +13,7 @@ use rampart_core::totp::{self, Secret};
 use rampart_core::{ContactId, ErrorKind, KeyRing, ManualClock, PartnerId, Service, SqliteStore};
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_rampart-server");
-
-/// The binary with a clean environment: no inherited `RAMPART_*` and an explicit log filter.
-fn command() -> Command {
-    let mut c = Command::new(BIN);
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("RAMPART_") {
-            c.env_remove(name);
-        }
-    }
-    c.env("RUST_LOG", "info").env("USER", "tester").stdin(Stdio::null());
-    c
-}
+use common::server_command as command;
 
 fn run(args: &[&str]) -> Output {
     command().args(args).output().expect("run rampart-server")

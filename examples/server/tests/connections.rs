@@ -9,16 +9,16 @@
 //! others (about 25 s in all) run beside it.
 #![cfg(target_os = "linux")]
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-const BIN: &str = env!("CARGO_BIN_EXE_rampart-server");
 
 /// The header timeout the binary uses by default (SPEC: 10 s).
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -37,16 +37,9 @@ impl Server {
         raise_open_files_limit(4096);
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("r.db");
-        let mut cmd = Command::new(BIN);
-        for (name, _) in std::env::vars_os() {
-            if name.to_string_lossy().starts_with("RAMPART_") {
-                cmd.env_remove(name);
-            }
-        }
+        let mut cmd = common::server_command();
         cmd.args(["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0"])
             .args(extra)
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn rampart-server");

@@ -22,6 +22,8 @@
 //! step boundary passing mid-request is a definite "not applied". Set `RAMPART_CRASH_SEED` to
 //! replay a run's random choices (the seed is printed).
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -79,18 +81,10 @@ struct Server {
 
 impl Server {
     fn start(db: &Path, key_file: &Path) -> Server {
-        let mut command = Command::new(BIN);
-        for (name, _) in std::env::vars_os() {
-            if name.to_string_lossy().starts_with("RAMPART_") {
-                command.env_remove(name);
-            }
-        }
-        let mut child = command
+        let mut child = common::server_command()
             .args(["--db", db.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0", "--environment", "sandbox"])
             .arg("--master-key-file")
             .arg(key_file)
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

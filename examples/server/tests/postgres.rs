@@ -2,6 +2,8 @@
 //! (`scripts/with-postgres.sh` starts a throwaway cluster or uses `RAMPART_TEST_DATABASE_URL`);
 //! without that variable these tests fail rather than skip. Each test gets a database of its own.
 
+mod common;
+
 mod postgres {
     use std::io::{BufRead, BufReader};
     use std::process::{Child, Command, Stdio};
@@ -10,7 +12,7 @@ mod postgres {
     use rampart_core::totp::{self, Secret};
     use serde_json::{Value, json};
 
-    const BIN: &str = env!("CARGO_BIN_EXE_rampart-server");
+    use super::common::server_command as command;
 
     /// A fresh database on the test cluster: its URL.
     fn database() -> String {
@@ -35,17 +37,6 @@ mod postgres {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         }
         path.to_str().unwrap().to_owned()
-    }
-
-    fn command() -> Command {
-        let mut c = Command::new(BIN);
-        for (name, _) in std::env::vars_os() {
-            if name.to_string_lossy().starts_with("RAMPART_") {
-                c.env_remove(name);
-            }
-        }
-        c.env("RUST_LOG", "info").env("USER", "tester").stdin(Stdio::null());
-        c
     }
 
     /// A server process; killed when dropped.

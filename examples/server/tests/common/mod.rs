@@ -11,6 +11,19 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+/// The built `rampart-server` binary with a clean environment: no inherited `RAMPART_*`
+/// variable, an explicit log filter (`info`), an operator name for the audit log, no stdin.
+pub fn server_command() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_rampart-server"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("RAMPART_") {
+            c.env_remove(name);
+        }
+    }
+    c.env("RUST_LOG", "info").env("USER", "tester").stdin(std::process::Stdio::null());
+    c
+}
+
 /// A fixed start time (Unix seconds) for the manual clock.
 pub const T0: u64 = 1_700_000_010;
 
