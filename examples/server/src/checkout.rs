@@ -275,8 +275,8 @@ pub async fn contact(State(state): State<AppState>, bearer: Bearer, RawQuery(que
     let input = Query::parse(query.as_deref())
         .and_then(|q| q.get("email")?.map(str::to_owned).ok_or_else(|| ApiError::invalid("email", "is required")));
     let done = as_partner(&state, bearer, ErrorKind::Internal, input, |s, partner, email| {
-        let contact = s.contact_by_email(partner, &email)?;
-        Ok((contact, rampart_core::checkout::normalize_email(&email)?))
+        let email = rampart_core::checkout::normalize_email(&email)?;
+        Ok((s.contact_by_email(partner, &email)?, email))
     })
     .await;
     done.respond(|(contact, email)| {
