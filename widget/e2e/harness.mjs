@@ -2,6 +2,7 @@
 // made with its CLI, partner pages served by a tiny Node server on other origins, and Debian's
 // Chromium driven by playwright-core. Loopback only: the browser may reach 127.0.0.0/8 and
 // nothing else (every request is recorded and checked), and every wait is bounded.
+import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync, mkdirSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
@@ -288,6 +289,28 @@ export function holdChecksUntilReady(p) {
     await p.page.waitForFunction(() => window.partner && window.partner.events.some((e) => e.type === "ready"), undefined, { timeout: WAIT, polling: 20 }).catch(() => {});
     await route.continue().catch(() => {});
   });
+}
+
+/**
+ * A fresh page on `site`'s partner page (loading `server`'s loader) with the widget rendered into
+ * `#buy` with `options`, its option checks held until `ready` (`holdChecksUntilReady`).
+ * `before(p)` runs on the page first (to start recording it). Closes the page if a step fails.
+ * Returns `{ p, frame, element, handle }`.
+ */
+export async function openWidget(browser, site, server, options, { viewport = { width: 480, height: 760 }, https = false, before } = {}) {
+  const p = await openPage(browser, { viewport, https });
+  try {
+    if (before) before(p);
+    await holdChecksUntilReady(p);
+    await p.page.goto(site.url("partner.html", server), { waitUntil: "load" });
+    const handle = await render(p.page, { targetContainerId: "buy", ...options });
+    assert.equal(handle.ok, true, JSON.stringify(handle));
+    const { element, frame } = await widgetFrame(p.page, handle.url);
+    return { p, frame, element, handle };
+  } catch (error) {
+    await p.close();
+    throw error;
+  }
 }
 
 /** The widget iframe's Frame (the child frame whose URL is on `widget`'s origin). */

@@ -25,11 +25,9 @@ import {
   createPartner,
   events,
   heading,
-  holdChecksUntilReady,
   launchBrowser,
-  openPage,
+  openWidget,
   registerOrigins,
-  render,
   requestSignInCode,
   sandboxSuite,
   signIn,
@@ -38,7 +36,6 @@ import {
   tempDir,
   totpCode,
   waitForEvents,
-  widgetFrame,
   wrongTotpCode,
 } from "./harness.mjs";
 
@@ -241,20 +238,11 @@ describe("purchases in Chromium (sandbox server)", () => {
   /** A page on the partner site with the widget rendered with `options` (the suite's partner
    * unless `as` is given). */
   async function open(options, { as = partner, viewport = { width: 480, height: 760 }, record = null } = {}) {
-    const p = await openPage(browser, { viewport });
+    let run = null;
     // Recording starts before the widget exists (a one-screen checkout opens its session at once).
-    const run = record ? recorder(p, record) : null;
-    try {
-      await holdChecksUntilReady(p);
-      await p.page.goto(site.url("partner.html", server), { waitUntil: "load" });
-      const handle = await render(p.page, { targetContainerId: "buy", publicKey: as.publicKey, clientName: "Acme Shop", ...options });
-      assert.equal(handle.ok, true, JSON.stringify(handle));
-      const { element, frame } = await widgetFrame(p.page, handle.url);
-      return { p, frame, element, handle, run };
-    } catch (error) {
-      await p.close();
-      throw error;
-    }
+    const before = (p) => (run = record ? recorder(p, record) : null);
+    const opened = await openWidget(browser, site, server, { publicKey: as.publicKey, clientName: "Acme Shop", ...options }, { viewport, before });
+    return { ...opened, run };
   }
 
   /** One-screen checkout options: one token, its address, an amount. */
@@ -706,18 +694,8 @@ describe("sign-in codes and sessions that expire, and the 2FA lock (servers with
     cleanup(dir);
   });
 
-  async function open(server, partner, options) {
-    const p = await openPage(browser, { viewport: { width: 480, height: 760 } });
-    try {
-      await holdChecksUntilReady(p);
-      await p.page.goto(site.url("partner.html", server), { waitUntil: "load" });
-      const handle = await render(p.page, { targetContainerId: "buy", publicKey: partner.publicKey, clientName: "Acme Shop", ...options });
-      const { frame } = await widgetFrame(p.page, handle.url);
-      return { p, frame };
-    } catch (error) {
-      await p.close();
-      throw error;
-    }
+  function open(server, partner, options) {
+    return openWidget(browser, site, server, { publicKey: partner.publicKey, clientName: "Acme Shop", ...options });
   }
 
   test("4. 2FA locked after 100 failures (423): the page says so, with no code field, no Verify and no Buy", { timeout: 40000 }, async () => {
@@ -854,20 +832,9 @@ describe("production: purchases unavailable (approved production widget)", () =>
   });
 
   test("7. the review says purchases are unavailable: no sign-in, no Buy, no session, no order", T, async () => {
-    const p = await openPage(browser, { https: true, viewport: { width: 480, height: 760 } });
+    const options = { publicKey: shop.publicKey, clientName: "Live Shop", tokens: "btc", receiveAddress: { btc: BTC_ADDRESS }, amount: "25" };
+    const { p, frame } = await openWidget(browser, httpsSite, production, options, { https: true });
     try {
-      await holdChecksUntilReady(p);
-      await p.page.goto(httpsSite.url("partner.html", production), { waitUntil: "load" });
-      const handle = await render(p.page, {
-        targetContainerId: "buy",
-        publicKey: shop.publicKey,
-        clientName: "Live Shop",
-        tokens: "btc",
-        receiveAddress: { btc: BTC_ADDRESS },
-        amount: "25",
-      });
-      assert.equal(handle.ok, true, JSON.stringify(handle));
-      const { frame } = await widgetFrame(p.page, handle.url);
       await heading(frame, "Your purchase");
       const notice = frame.locator("p.notice");
       assert.equal(await notice.textContent(), PURCHASES_UNAVAILABLE);

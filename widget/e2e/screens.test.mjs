@@ -12,9 +12,9 @@ import {
   TEST_TIMEOUT,
   api,
   heading,
-  holdChecksUntilReady,
   maybeScreenshot,
   openPage,
+  openWidget,
   render,
   sandboxSuite,
   seriousViolations,
@@ -250,20 +250,17 @@ describe("widget screens in Chromium (sandbox server)", () => {
     const narrow = variant === "320";
     const dark = variant === "dark";
     const email = `verify-${variant}@example.com`;
-    const p = await openPage(browser, { viewport: narrow ? { width: 320, height: 568 } : { width: 480, height: 700 } });
+    const options = {
+      publicKey: partner.publicKey,
+      clientName: "Acme Shop",
+      tokens: "eth",
+      receiveAddress: { eth: ETH_ADDRESS },
+      amount: "25",
+      ...(dark ? { darkTheme: true } : {}),
+    };
+    const viewport = narrow ? { width: 320, height: 568 } : { width: 480, height: 700 };
+    const { p, element, frame } = await openWidget(browser, site, server, options, { viewport });
     try {
-      await holdChecksUntilReady(p);
-      await p.page.goto(site.url("partner.html", server), { waitUntil: "load" });
-      const handle = await render(p.page, {
-        targetContainerId: "buy",
-        publicKey: partner.publicKey,
-        clientName: "Acme Shop",
-        tokens: "eth",
-        receiveAddress: { eth: ETH_ADDRESS },
-        amount: "25",
-        ...(dark ? { darkTheme: true } : {}),
-      });
-      const { element, frame } = await widgetFrame(p.page, handle.url);
       if (narrow) {
         await heading(frame, "Sign in");
         await assertNoHorizontalScroll(frame, "signin", 320);
