@@ -393,7 +393,7 @@ impl Error {
 
     /// The same error re-labelled as another kind, keeping the cause (used to turn a store
     /// failure into the operation's own 500).
-    pub(crate) fn relabel(self, kind: ErrorKind) -> Self {
+    pub fn relabel(self, kind: ErrorKind) -> Self {
         Self { kind, detail: None, retry_after: None, cause: self.cause }
     }
 }

@@ -152,6 +152,7 @@ pub struct ServiceBuilder {
     keys: Option<KeyRing>,
     clock: Arc<dyn Clock>,
     config: Config,
+    check_keys: bool,
 }
 
 impl ServiceBuilder {
@@ -221,7 +222,15 @@ impl ServiceBuilder {
         self
     }
 
-    /// Check the settings and build.
+    /// Leave the check that the master keys open the stored secrets (which needs the store)
+    /// to the caller, through [`Service::check_master_keys`] once the store answers. For a
+    /// server that starts while its database is down; every 2FA call fails until it is back.
+    pub fn defer_key_check(mut self) -> Self {
+        self.check_keys = false;
+        self
+    }
+
+    /// Check the settings (and, unless deferred, the master keys against the store) and build.
     pub fn build(self) -> Result<Service> {
         self.config.validate()?;
         let keys = self.keys.ok_or_else(|| {
@@ -232,7 +241,9 @@ impl ServiceBuilder {
         })?;
         // A ring that opens none of the stored secrets of a key id would fail every 2FA call of
         // those contacts: refuse it now, at start.
-        keys.check_against(&*self.store)?;
+        if self.check_keys {
+            keys.check_against(&*self.store)?;
+        }
         let jwt_key = self.config.jwt_secret.as_ref().map(|s| jsonwebtoken::DecodingKey::from_secret(s));
         let auth_cache = crate::partner::AuthCache::new(self.config.auth_cache_ttl);
         Ok(Service { store: self.store, keys, clock: self.clock, config: self.config, jwt_key, auth_cache })
@@ -247,7 +258,7 @@ impl Service {
 
     /// Start building a service over a store shared with other code.
     pub fn builder_shared(store: Arc<dyn Store>) -> ServiceBuilder {
-        ServiceBuilder { store, keys: None, clock: Arc::new(SystemClock), config: Config::default() }
+        ServiceBuilder { store, keys: None, clock: Arc::new(SystemClock), config: Config::default(), check_keys: true }
     }
 
     /// The settings.
@@ -258,6 +269,12 @@ impl Service {
     /// The store.
     pub fn store(&self) -> &dyn Store {
         &*self.store
+    }
+
+    /// The check [`ServiceBuilder::build`] makes unless [deferred](ServiceBuilder::defer_key_check):
+    /// for every key id sealing a stored secret, the master keys hold it and it opens one.
+    pub fn check_master_keys(&self) -> Result<()> {
+        self.keys.check_against(&*self.store)
     }
 
     /// Whether the store answers (for health checks).

@@ -4,7 +4,7 @@
 //!
 //! - The synchronous `postgres` client behind an `r2d2` pool: at most
 //!   [`PostgresOptions::max_connections`] connections, each tested when checked out, a 3 s wait
-//!   for one, and per session a 2 s lock timeout, a 5 s statement timeout and a 10 s limit on
+//!   for one, and per session a 1 s lock timeout, a 5 s statement timeout and a 10 s limit on
 //!   an idle open transaction, so a stuck peer fails a call instead of hanging it.
 //! - Every `update_*` is one READ COMMITTED transaction that locks the row
 //!   (`SELECT ... FOR UPDATE`) before it reads it, runs the caller's closure once on what it
@@ -22,6 +22,14 @@
 //!   transaction under a transaction-scoped advisory lock, so servers starting together
 //!   migrate once.
 //! - Ids are `BYTEA`, compared bytewise, so every "id order" is the SQLite store's order.
+//! - TLS with rustls on every TCP connection, verifying the certificate chain (the system's
+//!   trust store, or the CA file the URL's `sslrootcert` names) and the host name, as libpq's
+//!   `verify-full`. Plain TCP only when the connection string says `sslmode=disable`; `prefer`
+//!   (libpq's default, which falls back to plain text) is read as `require`. Unix sockets need
+//!   no TLS.
+//! - [`PostgresOptions::start_unreachable`]: a database down at open is tried again at each
+//!   call, and migrated at the first connection, so a server starts, reports itself
+//!   unhealthy, and recovers without a restart.
 //!
 //! Threads: the client runs a small tokio runtime per connection and panics when it is
 //! created, used or dropped on a thread that runs async tasks. Call the store from plain
@@ -29,16 +37,23 @@
 //! on a thread of its own).
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::mpsc;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::Duration;
 
+use percent_encoding::percent_decode_str;
+use postgres::config::{Host, SslMode};
 use postgres::error::SqlState;
 use postgres::types::ToSql;
-use postgres::{Config, GenericClient, IsolationLevel, Row, Transaction};
-use r2d2::{CustomizeConnection, Pool, PooledConnection};
-use r2d2_postgres::PostgresConnectionManager;
+use postgres::{Config, GenericClient, IsolationLevel, Row, Statement, Transaction};
+use r2d2::{ManageConnection, Pool, PooledConnection};
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
 use sha2::{Digest, Sha256};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{
     AuditEvent, ContactRecord, OrderRecord, OrderStatus, PartnerRecord, SealedSample, SessionRecord, SignInRecord,
@@ -48,21 +63,91 @@ use crate::crypto::{Field, KEY_HEADER_LEN};
 use crate::ids::{ContactId, OrderId, PartnerId};
 use crate::partner::Environment;
 
-/// How connections are secured: the one place a TLS connector goes (with [`connector`]).
-type Connector = postgres::NoTls;
-type Manager = PostgresConnectionManager<Connector>;
+/// The TLS connector: rustls on ring, trusting the CA certificates in the PEM file `roots`, or
+/// else the system's trust store. rustls checks the chain and the host name.
+fn tls_connector(roots: Option<&Path>) -> Result<MakeRustlsConnect, StoreError> {
+    let mut store = rustls::RootCertStore::empty();
+    match roots {
+        Some(path) => {
+            let unreadable =
+                |e: &dyn fmt::Display| StoreError::Backend(format!("sslrootcert {}: {e}", path.display()).into());
+            let certs = CertificateDer::pem_file_iter(path)
+                .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+                .map_err(|e| unreadable(&e))?;
+            if certs.is_empty() {
+                return Err(unreadable(&"holds no PEM certificate"));
+            }
+            for cert in certs {
+                store.add(cert).map_err(|e| unreadable(&e))?;
+            }
+        }
+        None => {
+            // Unreadable entries are skipped; with none at all, every TLS connection fails to
+            // verify, naming the unknown issuer.
+            store.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+        }
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| StoreError::Backend(Box::new(e)))?
+        .with_root_certificates(store)
+        .with_no_client_auth();
+    Ok(MakeRustlsConnect::new(config))
+}
 
-fn connector() -> Connector {
-    postgres::NoTls
+/// TLS on every TCP connection unless the configuration says `sslmode=disable` (never a
+/// default, so always a choice made); `prefer`, which would fall back to plain text, becomes
+/// `require`. Unix sockets carry no TLS.
+fn require_tls_over_tcp(config: &mut Config) {
+    let tcp = !config.get_hostaddrs().is_empty() || config.get_hosts().iter().any(|h| matches!(h, Host::Tcp(_)));
+    if !tcp {
+        config.ssl_mode(SslMode::Disable);
+    } else if config.get_ssl_mode() != SslMode::Disable {
+        config.ssl_mode(SslMode::Require);
+    }
+}
+
+/// Parse a connection string. In a `postgres://` URL, libpq's `sslrootcert` (which the client
+/// does not know) is taken out and returned, and `sslmode=verify-full` read as `require`
+/// (which verifies as much); `verify-ca` (a chain without the host name) is refused. No error
+/// quotes the text, which may hold a password.
+fn parse_connection_string(text: &str) -> Result<(Config, Option<PathBuf>), StoreError> {
+    let unparsable = || backend("the PostgreSQL connection string does not parse (not shown)");
+    let mut root_certificates = None;
+    let text = match text.split_once('?') {
+        Some((base, query)) if text.starts_with("postgres://") || text.starts_with("postgresql://") => {
+            let mut kept = Vec::new();
+            for pair in query.split('&') {
+                let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+                let value = percent_decode_str(value).decode_utf8().map_err(|_| unparsable())?;
+                match (key, &*value) {
+                    ("sslrootcert", path) => root_certificates = Some(PathBuf::from(path)),
+                    ("sslmode", "verify-full") => kept.push("sslmode=require"),
+                    ("sslmode", "verify-ca") => {
+                        return Err(backend(
+                            "sslmode=verify-ca is not supported: use verify-full (or require), which also checks \
+                             the host name",
+                        ));
+                    }
+                    _ => kept.push(pair),
+                }
+            }
+            format!("{base}?{}", kept.join("&"))
+        }
+        _ => text.to_owned(),
+    };
+    Ok((text.parse().map_err(|_| unparsable())?, root_certificates))
 }
 
 /// Transactions tried per update when PostgreSQL reports a deadlock or serialization failure.
 const MAX_ATTEMPTS: u32 = 4;
 
-/// Run on every new connection. The lock timeout bounds a wait for a row another server holds;
-/// the statement timeout bounds any call; the idle-transaction timeout frees row locks held by
-/// a client that stopped mid-transaction.
-const SESSION_SETTINGS: &str = "SET lock_timeout = '2s'; SET statement_timeout = '5s'; \
+/// Run on every new connection. The lock timeout bounds a wait for a row another server holds:
+/// PostgreSQL applies it to each lock a statement waits for, and a `FOR UPDATE` behind other
+/// waiters waits twice (for its place in the row's queue, then for the holder), so 1 s per
+/// wait answers within 2 s. The statement timeout bounds any call; the idle-transaction
+/// timeout frees row locks held by a client that stopped mid-transaction.
+const SESSION_SETTINGS: &str = "SET lock_timeout = '1s'; SET statement_timeout = '5s'; \
      SET idle_in_transaction_session_timeout = '10s'";
 
 /// The key of the advisory lock migrations run under ("rampart1").
@@ -176,11 +261,26 @@ pub struct PostgresOptions {
     /// How long a call waits for a connection (an idle one or a new one) before it fails; also
     /// the connect timeout when the configuration sets none. Default 3 s.
     pub checkout_timeout: Duration,
+    /// A PEM file of the CA certificates that may sign the server's certificate (libpq's
+    /// `sslrootcert`; a connection URL's `sslrootcert` parameter takes precedence). Default
+    /// `None`: the system's trust store.
+    pub root_certificates: Option<PathBuf>,
+    /// When the database cannot be reached at open: `false` (the default) fails the open;
+    /// `true` opens anyway, every call failing (as [`StoreError::Backend`]) until a connection
+    /// succeeds, and the schema is migrated (or refused) on that first connection. For a
+    /// server that must start, report itself unhealthy and recover without a restart. A
+    /// schema that is newer or changed still fails the open when the database answers.
+    pub start_unreachable: bool,
 }
 
 impl Default for PostgresOptions {
     fn default() -> Self {
-        Self { max_connections: 16, checkout_timeout: Duration::from_secs(3) }
+        Self {
+            max_connections: 16,
+            checkout_timeout: Duration::from_secs(3),
+            root_certificates: None,
+            start_unreachable: false,
+        }
     }
 }
 
@@ -199,6 +299,11 @@ pub struct PostgresStore {
     /// Hosts, ports and database name: what `Debug` shows (never the password).
     target: String,
     options: PostgresOptions,
+    /// Whether this store has checked (and brought up to date) the schema; see
+    /// [`PostgresOptions::start_unreachable`].
+    migrated: AtomicBool,
+    /// Held by the connection that migrates, so calls after a late start migrate once.
+    migrating: Mutex<()>,
 }
 
 impl fmt::Debug for PostgresStore {
@@ -211,15 +316,117 @@ impl fmt::Debug for PostgresStore {
     }
 }
 
-/// Applies [`SESSION_SETTINGS`] to each new connection.
-#[derive(Debug)]
-struct SessionSettings;
+/// Opens the pool's connections (with [`SESSION_SETTINGS`]) and tests them when checked out.
+struct Manager {
+    config: Config,
+    tls: MakeRustlsConnect,
+}
 
-impl CustomizeConnection<postgres::Client, postgres::Error> for SessionSettings {
-    fn on_acquire(&self, conn: &mut postgres::Client) -> Result<(), postgres::Error> {
-        conn.batch_execute(SESSION_SETTINGS)
+impl ManageConnection for Manager {
+    type Connection = Connection;
+    type Error = ConnectError;
+
+    fn connect(&self) -> Result<Connection, ConnectError> {
+        let mut client = self.config.connect(self.tls.clone())?;
+        client.batch_execute(SESSION_SETTINGS)?;
+        Ok(Connection { client, statements: Statements::default() })
+    }
+
+    fn is_valid(&self, conn: &mut Connection) -> Result<(), ConnectError> {
+        Ok(conn.client.simple_query("").map(drop)?)
+    }
+
+    fn has_broken(&self, conn: &mut Connection) -> bool {
+        conn.client.is_closed()
     }
 }
+
+/// A pooled connection: the client and the statements prepared on it so far. Each statement
+/// is prepared once per connection; a text query would cost a prepare, an execute and a close.
+struct Connection {
+    client: postgres::Client,
+    statements: Statements,
+}
+
+/// The store's statements prepared on one connection, by their text (a fixed set, so bounded).
+/// Prepared statements outlive the transaction that prepared them, even one rolled back.
+#[derive(Default)]
+struct Statements(HashMap<&'static str, Statement>);
+
+impl Statements {
+    fn get(&mut self, client: &mut impl GenericClient, sql: &'static str) -> Result<Statement, postgres::Error> {
+        if let Some(statement) = self.0.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = client.prepare(sql)?;
+        self.0.insert(sql, statement.clone());
+        Ok(statement)
+    }
+}
+
+/// Where the store's statements run, prepared: a pooled connection, or a transaction on one.
+trait Sql {
+    fn query(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, postgres::Error>;
+    fn execute(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, postgres::Error>;
+}
+
+impl Sql for Connection {
+    fn query(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, postgres::Error> {
+        let statement = self.statements.get(&mut self.client, sql)?;
+        self.client.query(&statement, params)
+    }
+
+    fn execute(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, postgres::Error> {
+        let statement = self.statements.get(&mut self.client, sql)?;
+        self.client.execute(&statement, params)
+    }
+}
+
+/// A READ COMMITTED transaction, with its connection's prepared statements.
+struct Tx<'c> {
+    tx: Transaction<'c>,
+    statements: &'c mut Statements,
+}
+
+impl Sql for Tx<'_> {
+    fn query(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, postgres::Error> {
+        let statement = self.statements.get(&mut self.tx, sql)?;
+        self.tx.query(&statement, params)
+    }
+
+    fn execute(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, postgres::Error> {
+        let statement = self.statements.get(&mut self.tx, sql)?;
+        self.tx.execute(&statement, params)
+    }
+}
+
+/// A connection failure whose message carries its causes: the pool keeps only the message of
+/// the last one, and "error performing TLS handshake" alone does not say which check failed.
+#[derive(Debug)]
+struct ConnectError(postgres::Error);
+
+impl From<postgres::Error> for ConnectError {
+    fn from(e: postgres::Error) -> Self {
+        Self(e)
+    }
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut shown = self.0.to_string();
+        let mut source = std::error::Error::source(&self.0);
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !shown.contains(&text) {
+                shown = format!("{shown}: {text}");
+            }
+            source = cause.source();
+        }
+        f.write_str(&shown)
+    }
+}
+
+impl std::error::Error for ConnectError {}
 
 impl From<postgres::Error> for StoreError {
     fn from(e: postgres::Error) -> Self {
@@ -247,7 +454,6 @@ fn is_transient(e: &StoreError) -> bool {
 
 /// "host:port,.../dbname", for `Debug` and logs.
 fn describe(config: &Config) -> String {
-    use postgres::config::Host;
     let ports = config.get_ports();
     let port = |i: usize| ports.get(i).or(ports.first()).copied().unwrap_or(5432);
     let mut hosts: Vec<String> = config
@@ -325,19 +531,19 @@ enum Finish<T> {
 }
 
 /// The first row of `sql`, decoded, or `None`.
-fn one<C: GenericClient, T>(
-    client: &mut C,
-    sql: &str,
+fn one<T>(
+    client: &mut impl Sql,
+    sql: &'static str,
     params: &[&(dyn ToSql + Sync)],
     decode: impl FnOnce(&Row) -> Result<T, StoreError>,
 ) -> Result<Option<T>, StoreError> {
-    client.query_opt(sql, params)?.as_ref().map(decode).transpose()
+    client.query(sql, params)?.first().map(decode).transpose()
 }
 
 /// Every row of `sql`, decoded.
-fn all<C: GenericClient, T>(
-    client: &mut C,
-    sql: &str,
+fn all<T>(
+    client: &mut impl Sql,
+    sql: &'static str,
     params: &[&(dyn ToSql + Sync)],
     decode: impl Fn(&Row) -> Result<T, StoreError>,
 ) -> Result<Vec<T>, StoreError> {
@@ -348,16 +554,26 @@ impl PostgresStore {
     /// Connect to the database at `url` (`postgres://user:password@host:port/dbname?...` or
     /// `host=... dbname=...`) with the default [`PostgresOptions`], and migrate it. Call from a
     /// plain thread, not an async task.
+    ///
+    /// TCP connections use TLS and verify the server's certificate and host name (against the
+    /// system's trust store, or the CA file a `sslrootcert=PATH` parameter names) unless the
+    /// URL says `sslmode=disable`; Unix sockets (`?host=/run/postgresql`) need no TLS.
     pub fn open(url: &str) -> Result<Self, StoreError> {
-        // The parser's message may quote the text, and the text may hold a password.
-        let config: Config =
-            url.parse().map_err(|_| backend("the PostgreSQL connection string does not parse (not shown)"))?;
-        Self::open_with(config, &PostgresOptions::default())
+        Self::connect(url, &PostgresOptions::default())
+    }
+
+    /// [`open`](Self::open) with explicit options; the URL's `sslrootcert` takes precedence
+    /// over [`PostgresOptions::root_certificates`].
+    pub fn connect(url: &str, options: &PostgresOptions) -> Result<Self, StoreError> {
+        let (config, root_certificates) = parse_connection_string(url)?;
+        let root_certificates = root_certificates.or_else(|| options.root_certificates.clone());
+        Self::open_with(config, &PostgresOptions { root_certificates, ..options.clone() })
     }
 
     /// [`open`](Self::open) with a parsed configuration and explicit options.
     pub fn open_with(mut config: Config, options: &PostgresOptions) -> Result<Self, StoreError> {
         let options = PostgresOptions { max_connections: options.max_connections.max(1), ..options.clone() };
+        require_tls_over_tcp(&mut config);
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(options.checkout_timeout);
         }
@@ -371,12 +587,24 @@ impl PostgresStore {
             .min_idle(Some(0))
             .connection_timeout(options.checkout_timeout)
             .test_on_check_out(true)
-            .connection_customizer(Box::new(SessionSettings))
-            .build(Manager::new(config, connector()))
+            .build(Manager { config, tls: tls_connector(options.root_certificates.as_deref())? })
             .map_err(|e| StoreError::Backend(Box::new(e)))?;
-        let store = Self { pool: Some(pool), target, options };
-        Self::migrate(&mut *store.conn()?)?;
+        let store =
+            Self { pool: Some(pool), target, options, migrated: AtomicBool::new(false), migrating: Mutex::new(()) };
+        match store.connection() {
+            Ok(mut conn) => store.migrate_once(&mut conn.client)?,
+            Err(e) if store.options.start_unreachable => {
+                tracing::warn!(database = %store.target, error = %e, "PostgreSQL unreachable at start; calls fail until it answers");
+            }
+            Err(e) => return Err(e),
+        }
         Ok(store)
+    }
+
+    /// Whether the store has reached the database and found its schema up to date (always,
+    /// after an open without [`PostgresOptions::start_unreachable`]).
+    pub fn schema_checked(&self) -> bool {
+        self.migrated.load(Ordering::Acquire)
     }
 
     /// The options the store was opened with.
@@ -384,9 +612,29 @@ impl PostgresStore {
         &self.options
     }
 
+    /// A pooled connection to a migrated schema.
     fn conn(&self) -> Result<PooledConnection<Manager>, StoreError> {
+        let mut conn = self.connection()?;
+        self.migrate_once(&mut conn.client)?;
+        Ok(conn)
+    }
+
+    fn connection(&self) -> Result<PooledConnection<Manager>, StoreError> {
         let pool = self.pool.as_ref().ok_or_else(|| backend("the store is closed"))?;
         pool.get().map_err(|e| StoreError::Backend(Box::new(e)))
+    }
+
+    /// Migrate on the first connection (at open, or the first call after a late start).
+    fn migrate_once(&self, conn: &mut postgres::Client) -> Result<(), StoreError> {
+        if self.migrated.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let _one = self.migrating.lock().unwrap_or_else(PoisonError::into_inner);
+        if !self.migrated.load(Ordering::Acquire) {
+            Self::migrate(conn)?;
+            self.migrated.store(true, Ordering::Release);
+        }
+        Ok(())
     }
 
     fn migrate(client: &mut postgres::Client) -> Result<(), StoreError> {
@@ -430,7 +678,7 @@ impl PostgresStore {
     /// A deadlock or serialization failure starts again while the caller's closure has not run.
     fn write<T>(
         &self,
-        mut body: impl FnMut(&mut Transaction<'_>, &Cell<bool>) -> Result<Finish<T>, StoreError>,
+        mut body: impl FnMut(&mut Tx<'_>, &Cell<bool>) -> Result<Finish<T>, StoreError>,
     ) -> Result<T, StoreError> {
         let mut conn = self.conn()?;
         let ran = Cell::new(false);
@@ -445,14 +693,16 @@ impl PostgresStore {
 
     /// One try of [`write`](Self::write). An error rolls back (dropping the transaction does).
     fn transaction<T>(
-        client: &mut postgres::Client,
-        body: &mut impl FnMut(&mut Transaction<'_>, &Cell<bool>) -> Result<Finish<T>, StoreError>,
+        conn: &mut Connection,
+        body: &mut impl FnMut(&mut Tx<'_>, &Cell<bool>) -> Result<Finish<T>, StoreError>,
         ran: &Cell<bool>,
     ) -> Result<T, StoreError> {
-        let mut tx = client.build_transaction().isolation_level(IsolationLevel::ReadCommitted).start()?;
+        let Connection { client, statements, .. } = conn;
+        let tx = client.build_transaction().isolation_level(IsolationLevel::ReadCommitted).start()?;
+        let mut tx = Tx { tx, statements };
         let out = match body(&mut tx, ran)? {
-            Finish::Commit(out) => tx.commit().map(|()| out),
-            Finish::Rollback(out) => tx.rollback().map(|()| out),
+            Finish::Commit(out) => tx.tx.commit().map(|()| out),
+            Finish::Rollback(out) => tx.tx.rollback().map(|()| out),
         };
         Ok(out?)
     }
@@ -460,9 +710,9 @@ impl PostgresStore {
     /// Lock and read the row `select` (a `FOR UPDATE` query) finds; when there is none, insert
     /// the defaults with `insert_default` (`ON CONFLICT DO NOTHING`) and lock what is there then.
     fn lock_or_default<T>(
-        tx: &mut Transaction<'_>,
-        select: &str,
-        insert_default: &str,
+        tx: &mut Tx<'_>,
+        select: &'static str,
+        insert_default: &'static str,
         key: &[&(dyn ToSql + Sync)],
         decode: impl Fn(&Row) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
@@ -522,7 +772,7 @@ fn partner_from_row(row: &Row) -> Result<PartnerRecord, StoreError> {
     })
 }
 
-fn write_partner<C: GenericClient>(client: &mut C, p: &PartnerRecord, insert: bool) -> Result<(), StoreError> {
+fn write_partner(client: &mut impl Sql, p: &PartnerRecord, insert: bool) -> Result<(), StoreError> {
     let sql = if insert {
         concat!("INSERT INTO partners (", partner_columns!(), ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)")
     } else {
@@ -593,12 +843,7 @@ fn session_from_row(row: &Row) -> Result<SessionRecord, StoreError> {
 }
 
 /// Insert `s`, or update the session keyed `key` to `s` (every column but the key).
-fn write_session<C: GenericClient>(
-    client: &mut C,
-    key: &[u8; 32],
-    s: &SessionRecord,
-    insert: bool,
-) -> Result<(), StoreError> {
+fn write_session(client: &mut impl Sql, key: &[u8; 32], s: &SessionRecord, insert: bool) -> Result<(), StoreError> {
     let sql = if insert {
         concat!("INSERT INTO widget_sessions (", session_columns!(), ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
     } else {
@@ -659,12 +904,7 @@ fn order_from_row(row: &Row) -> Result<OrderRecord, StoreError> {
 }
 
 /// Insert `o`, or update the order keyed `key` to `o` (every column but the key).
-fn write_order<C: GenericClient>(
-    client: &mut C,
-    key: &OrderId,
-    o: &OrderRecord,
-    insert: bool,
-) -> Result<(), StoreError> {
+fn write_order(client: &mut impl Sql, key: &OrderId, o: &OrderRecord, insert: bool) -> Result<(), StoreError> {
     let sql = if insert {
         concat!(
             "INSERT INTO widget_orders (",
@@ -770,7 +1010,7 @@ impl Store for PostgresStore {
     }
 
     fn count_partners(&self) -> Result<u64, StoreError> {
-        let n: i64 = self.conn()?.query_one("SELECT COUNT(*) FROM partners", &[])?.try_get(0)?;
+        let n: i64 = one(&mut *self.conn()?, "SELECT COUNT(*) FROM partners", &[], |r| Ok(r.try_get(0)?))?.unwrap_or(0);
         u64::try_from(n).map_err(|_| StoreError::Corrupt("negative count"))
     }
 
@@ -1051,7 +1291,7 @@ impl Store for PostgresStore {
     }
 
     fn ping(&self) -> Result<(), StoreError> {
-        self.conn()?.batch_execute("SELECT 1")?;
+        self.conn()?.client.batch_execute("SELECT 1")?;
         Ok(())
     }
 }
@@ -1082,7 +1322,7 @@ mod tests {
     fn schema() -> (Config, String) {
         let mut config: Config = url().parse().unwrap();
         let name = format!("t_{}", uuid::Uuid::new_v4().simple());
-        config.connect(connector()).unwrap().batch_execute(&format!("CREATE SCHEMA {name}")).unwrap();
+        config.connect(postgres::NoTls).unwrap().batch_execute(&format!("CREATE SCHEMA {name}")).unwrap();
         config.options(&format!("-c search_path={name}"));
         (config, name)
     }
@@ -1126,7 +1366,7 @@ mod tests {
         let (config, _) = schema();
         // Eight servers starting at once on an empty database: one migrates, the others wait.
         let stores = together(8, |_| open(&config));
-        let mut client = config.connect(connector()).unwrap();
+        let mut client = config.connect(postgres::NoTls).unwrap();
         let rows = client.query("SELECT version, checksum FROM schema_migrations ORDER BY version", &[]).unwrap();
         assert_eq!(rows.len(), MIGRATIONS.len());
         for (i, row) in rows.iter().enumerate() {
@@ -1145,7 +1385,7 @@ mod tests {
     fn a_newer_schema_and_a_changed_migration_are_refused() {
         let (config, _) = schema();
         drop(open(&config));
-        let mut client = config.connect(connector()).unwrap();
+        let mut client = config.connect(postgres::NoTls).unwrap();
         let next = i32::try_from(MIGRATIONS.len() + 1).unwrap();
         client.execute("INSERT INTO schema_migrations (version, checksum) VALUES ($1, '\\x00')", &[&next]).unwrap();
         let err = PostgresStore::open_with(config.clone(), &PostgresOptions::default()).unwrap_err();
@@ -1202,6 +1442,133 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(10));
     }
 
+    /// The test cluster's port, and a new schema there as a URL parameter (percent-encoded).
+    fn port_and_schema() -> (u16, String) {
+        let (config, name) = schema();
+        (config.get_ports()[0], format!("options=-c%20search_path%3D{name}"))
+    }
+
+    fn cluster_env(name: &str) -> String {
+        std::env::var(name)
+            .unwrap_or_else(|_| panic!("{name} is not set: run `make pg-test` (scripts/with-postgres.sh)"))
+    }
+
+    /// Whether the store's connection is encrypted, as the server sees it.
+    fn encrypted(store: &PostgresStore) -> bool {
+        let sql = "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()";
+        store.conn().unwrap().client.query_one(sql, &[]).unwrap().get(0)
+    }
+
+    fn quick() -> PostgresOptions {
+        PostgresOptions { checkout_timeout: Duration::from_secs(1), ..PostgresOptions::default() }
+    }
+
+    #[test]
+    fn tls_verifies_the_certificate_chain_and_host_name() {
+        // The cluster's certificate is signed by a CA of the test's own, for localhost and
+        // 127.0.0.1 only.
+        let ca = cluster_env("RAMPART_TEST_PG_CA");
+        let (port, schema) = port_and_schema();
+        let url = |host: &str, params: &str| format!("postgres://postgres@{host}:{port}/postgres?{schema}{params}");
+
+        // Not in the system's trust store: refused, whatever the sslmode short of disable.
+        for params in ["", "&sslmode=prefer", "&sslmode=require", "&sslmode=verify-full"] {
+            let err = PostgresStore::connect(&url("localhost", params), &quick()).unwrap_err();
+            assert!(err.to_string().contains("invalid peer certificate: UnknownIssuer"), "{params}: {err}");
+        }
+        // With its CA: encrypted, by name or by address, and as libpq spells it.
+        for (host, params) in [
+            ("localhost", format!("&sslrootcert={ca}")),
+            ("127.0.0.1", format!("&sslmode=verify-full&sslrootcert={ca}")),
+        ] {
+            let store = PostgresStore::connect(&url(host, &params), &quick()).unwrap();
+            assert!(encrypted(&store), "{host}");
+        }
+        let options = PostgresOptions { root_certificates: Some(ca.clone().into()), ..quick() };
+        assert!(encrypted(&PostgresStore::connect(&url("localhost", ""), &options).unwrap()));
+        // The right chain for another name: refused.
+        let err =
+            PostgresStore::connect(&url("rampart.invalid", &format!("&hostaddr=127.0.0.1&sslrootcert={ca}")), &quick())
+                .unwrap_err();
+        assert!(
+            err.to_string().contains("invalid peer certificate: certificate not valid for name \"rampart.invalid\""),
+            "{err}"
+        );
+        // A chain without the name check is not offered.
+        let err = PostgresStore::connect(&url("localhost", "&sslmode=verify-ca"), &quick()).unwrap_err();
+        assert!(err.to_string().contains(": sslmode=verify-ca is not supported: use verify-full"), "{err}");
+        // A CA file that is not one.
+        let err = PostgresStore::connect(&url("localhost", "&sslrootcert=/nonexistent/ca.pem"), &quick()).unwrap_err();
+        assert!(err.to_string().contains(": sslrootcert /nonexistent/ca.pem: "), "{err}");
+    }
+
+    #[test]
+    fn plain_tcp_only_when_the_url_says_so_and_unix_sockets_need_no_tls() {
+        use std::io::{Read, Write};
+        // A server that declines TLS (answers 'N' to every SSLRequest) and records what else
+        // it is sent: a client falling back to plain text would send its startup message.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let fake = listener.local_addr().unwrap().port();
+        let recorder = thread::spawn(move || {
+            listener.set_nonblocking(true).unwrap();
+            let (mut requests, mut other) = (0, Vec::new());
+            let deadline = std::time::Instant::now() + Duration::from_secs(3);
+            while std::time::Instant::now() < deadline {
+                let Ok((mut socket, _)) = listener.accept() else {
+                    thread::sleep(Duration::from_millis(10));
+                    continue;
+                };
+                socket.set_nonblocking(false).unwrap();
+                socket.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+                let mut request = [0u8; 8];
+                if socket.read_exact(&mut request).is_ok() && request == [0, 0, 0, 8, 4, 210, 22, 47] {
+                    requests += 1;
+                    socket.write_all(b"N").unwrap();
+                    let mut rest = Vec::new();
+                    let _ = socket.read_to_end(&mut rest);
+                    other.extend(rest);
+                }
+            }
+            (requests, other)
+        });
+        let url = format!("postgres://postgres@127.0.0.1:{fake}/postgres");
+        let err = PostgresStore::connect(&url, &quick()).unwrap_err();
+        assert!(err.to_string().contains("server does not support TLS"), "{err}");
+        let (requests, other) = recorder.join().unwrap();
+        assert!(requests >= 1, "the client asked for TLS first");
+        assert!(other.is_empty(), "nothing sent in plain text after the refusal: {other:?}");
+
+        // Written into the URL: plain TCP.
+        let (port, schema) = port_and_schema();
+        let plain = format!("postgres://postgres@127.0.0.1:{port}/postgres?{schema}&sslmode=disable");
+        assert!(!encrypted(&PostgresStore::connect(&plain, &quick()).unwrap()));
+        // A Unix socket: no TLS needed, whatever the URL asks.
+        let socket = cluster_env("RAMPART_TEST_PG_SOCKET");
+        let local = format!("postgres://postgres@/postgres?host={socket}&port={port}&{schema}&sslmode=require");
+        let store = PostgresStore::connect(&local, &quick()).unwrap();
+        assert!(!encrypted(&store));
+        assert_eq!(store.count_partners().unwrap(), 0);
+    }
+
+    #[test]
+    fn an_unreachable_database_fails_the_open_or_each_call_as_asked() {
+        let closed = "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable";
+        assert!(matches!(PostgresStore::connect(closed, &quick()), Err(StoreError::Backend(_))));
+        let late = PostgresOptions { start_unreachable: true, ..quick() };
+        let store = PostgresStore::connect(closed, &late).unwrap();
+        assert!(matches!(store.ping(), Err(StoreError::Backend(_))));
+        assert!(matches!(store.count_partners(), Err(StoreError::Backend(_))));
+        assert!(!store.migrated.load(Ordering::Acquire));
+        // Reachable: a newer schema is refused at open even so.
+        let (config, _) = schema();
+        drop(open(&config));
+        let next = i32::try_from(MIGRATIONS.len() + 1).unwrap();
+        let mut client = config.connect(postgres::NoTls).unwrap();
+        client.execute("INSERT INTO schema_migrations (version, checksum) VALUES ($1, '\\x00')", &[&next]).unwrap();
+        let err = PostgresStore::open_with(config, &late).unwrap_err();
+        assert!(matches!(err, StoreError::Corrupt("database schema is newer than this library")), "{err}");
+    }
+
     #[test]
     fn every_connection_carries_the_timeouts() {
         let (config, _) = schema();
@@ -1210,24 +1577,24 @@ mod tests {
         assert_eq!(store.options().max_connections, 1);
         let mut conn = store.conn().unwrap();
         for (setting, value) in
-            [("lock_timeout", "2s"), ("statement_timeout", "5s"), ("idle_in_transaction_session_timeout", "10s")]
+            [("lock_timeout", "1s"), ("statement_timeout", "5s"), ("idle_in_transaction_session_timeout", "10s")]
         {
-            let shown: String = conn.query_one(&format!("SHOW {setting}"), &[]).unwrap().get(0);
+            let shown: String = conn.client.query_one(&format!("SHOW {setting}"), &[]).unwrap().get(0);
             assert_eq!(shown, value, "{setting}");
         }
-        let name: String = conn.query_one("SHOW application_name", &[]).unwrap().get(0);
+        let name: String = conn.client.query_one("SHOW application_name", &[]).unwrap().get(0);
         assert_eq!(name, "rampart");
         // A row another transaction holds: the wait ends after the lock timeout, as an error.
         let s = session([3; 32]);
         drop(conn);
         store.insert_session(&s).unwrap();
-        let mut other = config.connect(connector()).unwrap();
+        let mut other = config.connect(postgres::NoTls).unwrap();
         let mut holder = other.transaction().unwrap();
         holder.execute("SELECT 1 FROM widget_sessions FOR UPDATE", &[]).unwrap();
         let started = std::time::Instant::now();
         let err = store.update_session(&s.token_hash, &mut |_| unreachable!()).unwrap_err();
         assert!(matches!(&err, StoreError::Backend(_)), "{err:?}");
-        assert!(started.elapsed() >= Duration::from_secs(2) && started.elapsed() < Duration::from_secs(5));
+        assert!(started.elapsed() >= Duration::from_secs(1) && started.elapsed() < Duration::from_secs(4));
         holder.rollback().unwrap();
         assert!(store.update_session(&s.token_hash, &mut |_| false).unwrap().is_some());
     }
@@ -1236,7 +1603,7 @@ mod tests {
     fn undecodable_rows_are_corrupt() {
         let (config, _) = schema();
         let store = open(&config);
-        let mut client = config.connect(connector()).unwrap();
+        let mut client = config.connect(postgres::NoTls).unwrap();
         let o = sample_order(PartnerId::random());
         store.insert_order(&o).unwrap();
         // The CHECK constraint keeps such a row out; a database written by other means may hold one.
