@@ -164,3 +164,77 @@ pub fn vectors(name: &str) -> serde_json::Value {
     let path = vectors_dir().join(name);
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
+
+/// The forms a TOTP secret could be readable in at rest, each with a label for messages: the
+/// raw bytes, base32 (upper and lower case, with and without `=` padding) and hex (upper and
+/// lower case).
+pub fn secret_forms(name: &str, secret: &Secret) -> Vec<(String, Vec<u8>)> {
+    use data_encoding::{BASE32, BASE32_NOPAD, HEXLOWER};
+    let bytes = secret.as_bytes();
+    let mut forms = vec![(format!("{name} (raw bytes)"), bytes.to_vec())];
+    for (encoding, text) in [
+        ("base32", BASE32.encode(bytes)),
+        ("unpadded base32", BASE32_NOPAD.encode(bytes)),
+        ("hex", HEXLOWER.encode(bytes)),
+    ] {
+        forms.push((format!("{name} ({encoding}, upper case)"), text.to_uppercase().into_bytes()));
+        forms.push((format!("{name} ({encoding}, lower case)"), text.to_lowercase().into_bytes()));
+    }
+    forms
+}
+
+/// Byte strings searched for all at once in large inputs (a database cluster's files), each
+/// with a label. Every needle is at least [`Needles::MIN_LEN`] bytes long, so each occurrence
+/// covers a whole 8-byte-aligned word of the input: only those words are looked up (a bit
+/// filter, then a map of every 8-byte window of every needle), which keeps a scan of a few
+/// hundred megabytes quick even in an unoptimised test build.
+pub struct Needles {
+    needles: Vec<(String, Vec<u8>)>,
+    filter: Vec<u64>,
+    windows: std::collections::HashMap<u64, Vec<(usize, usize)>>,
+}
+
+impl Needles {
+    /// The shortest needle: an occurrence at any offset then spans an aligned 8-byte word.
+    pub const MIN_LEN: usize = 15;
+    const FILTER_BITS: u32 = 20;
+
+    pub fn new(needles: Vec<(String, Vec<u8>)>) -> Self {
+        let mut filter = vec![0u64; 1 << (Self::FILTER_BITS - 6)];
+        let mut windows: std::collections::HashMap<u64, Vec<(usize, usize)>> = std::collections::HashMap::new();
+        for (i, (label, bytes)) in needles.iter().enumerate() {
+            assert!(bytes.len() >= Self::MIN_LEN, "needle {label} is shorter than {} bytes", Self::MIN_LEN);
+            for (offset, window) in bytes.windows(8).enumerate() {
+                let word = u64::from_le_bytes(window.try_into().unwrap());
+                let bit = Self::bit(word);
+                filter[bit / 64] |= 1 << (bit % 64);
+                windows.entry(word).or_default().push((i, offset));
+            }
+        }
+        Self { needles, filter, windows }
+    }
+
+    fn bit(word: u64) -> usize {
+        (word.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - Self::FILTER_BITS)) as usize
+    }
+
+    /// The labels of the needles that occur in `hay`, in needle order.
+    pub fn found_in(&self, hay: &[u8]) -> Vec<&str> {
+        let mut found = vec![false; self.needles.len()];
+        for (n, chunk) in hay.chunks_exact(8).enumerate() {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap());
+            let bit = Self::bit(word);
+            if self.filter[bit / 64] & (1 << (bit % 64)) == 0 {
+                continue;
+            }
+            for &(i, offset) in self.windows.get(&word).into_iter().flatten() {
+                let needle = &self.needles[i].1;
+                let Some(start) = (n * 8).checked_sub(offset) else { continue };
+                if hay.get(start..start + needle.len()) == Some(needle) {
+                    found[i] = true;
+                }
+            }
+        }
+        self.needles.iter().zip(found).filter(|(_, f)| *f).map(|((label, _), _)| label.as_str()).collect()
+    }
+}

@@ -69,6 +69,10 @@ pub(crate) async fn as_partner<I: Send + 'static, T: Send + 'static>(
     let work = move || {
         let auth = match service.authenticate(&bearer.0) {
             Ok(auth) => auth,
+            // The store failed while checking the key: the operation's own 500 (SPEC 7).
+            Err(e) if e.kind() == ErrorKind::Internal => {
+                return Partnered { method: None, answer: Err(ApiError(e.relabel(failure))) };
+            }
             Err(e) => return Partnered { method: None, answer: Err(ApiError(e)) },
         };
         let answer = input.and_then(|input| call(&service, &auth.partner_id, input).map_err(ApiError));

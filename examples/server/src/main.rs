@@ -91,12 +91,23 @@ struct Cli {
     #[arg(long, env = "RAMPART_TEST_CLOCK_FILE", hide = true)]
     test_clock_file: Option<PathBuf>,
 
+    /// Test hook, sandbox only: `off` counts failed 2FA attempts but never refuses one (no
+    /// throttle, no lock), so a test can count every failure of a concurrent burst.
+    #[arg(long, env = "RAMPART_THROTTLING", hide = true, value_enum, default_value_t = Switch::On)]
+    throttling: Switch,
+
     /// Test hook: seconds a widget sign-in code stays valid (SPEC: 10 minutes).
     #[arg(long, env = "RAMPART_SIGN_IN_CODE_TTL_SECS", hide = true, value_parser = clap::value_parser!(u64).range(1..))]
     sign_in_code_ttl_secs: Option<u64>,
 
     #[command(subcommand)]
     command: Option<Command>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Switch {
+    On,
+    Off,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -296,19 +307,31 @@ impl Db {
         }
     }
 
+    /// Threads for store work. A SQLite call works on this machine's cores: one per core. A
+    /// PostgreSQL call mostly waits for the database: four per core, at least 8 (and as many
+    /// connections; docs/SCALING.md sizes them against `max_connections`).
+    fn store_threads(&self) -> usize {
+        match self {
+            Db::File(_) => blocking_threads(),
+            Db::Postgres(_) => (4 * blocking_threads()).max(8),
+        }
+    }
+
     /// Open (and migrate) the store. SQLite gets the server's settings; PostgreSQL a pool as
-    /// large as the blocking pool.
-    fn open(&self) -> Result<Arc<dyn Store>, Failure> {
+    /// large as the blocking pool. A server (`serving`) starts on a PostgreSQL that is down,
+    /// failing calls until it answers; an operator command needs it up. Also answers whether
+    /// the store was reached.
+    fn open(&self, serving: bool) -> Result<(Arc<dyn Store>, bool), Failure> {
         let failed = |e: rampart_core::StoreError| format!("cannot open database {}: {e}", self.describe());
         Ok(match self {
-            Db::File(path) => Arc::new(SqliteStore::open_with(path, &server_store_options()).map_err(failed)?),
+            Db::File(path) => (Arc::new(SqliteStore::open_with(path, &server_store_options()).map_err(failed)?), true),
             Db::Postgres(text) => {
-                let config = text
-                    .parse()
-                    .map_err(|_| format!("--db: {} is not a PostgreSQL connection URL", self.describe()))?;
-                let max_connections = u32::try_from(blocking_threads()).unwrap_or(u32::MAX);
-                let options = PostgresOptions { max_connections, ..PostgresOptions::default() };
-                Arc::new(PostgresStore::open_with(config, &options).map_err(failed)?)
+                let max_connections = u32::try_from(self.store_threads()).unwrap_or(u32::MAX);
+                let options =
+                    PostgresOptions { max_connections, start_unreachable: serving, ..PostgresOptions::default() };
+                let store = PostgresStore::connect(text, &options).map_err(failed)?;
+                let reached = store.schema_checked();
+                (Arc::new(store), reached)
             }
         })
     }
@@ -317,6 +340,41 @@ impl Db {
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Db({})", self.describe())
+    }
+}
+
+/// After a start without the database: once it answers, make the key check `build` skipped,
+/// and stop the server (as a start would have been refused) when the keys do not fit it or
+/// its schema is one this server cannot use.
+fn check_keys_when_reachable(service: Arc<Service>) {
+    let check = move || {
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            match service.store().ping() {
+                Ok(()) => {}
+                Err(rampart_core::StoreError::Corrupt(problem)) => {
+                    tracing::error!(problem, "the database cannot be used; stopping");
+                    std::process::exit(1);
+                }
+                Err(_) => continue,
+            }
+            match service.check_master_keys() {
+                Ok(()) => {
+                    tracing::info!("the database answers; the master keys open its stored secrets");
+                    return;
+                }
+                // Gone again between the two calls: wait for it.
+                Err(_) if service.store().ping().is_err() => {}
+                Err(e) => {
+                    tracing::error!(error = %e, "the master keys do not fit the database; stopping");
+                    std::process::exit(1);
+                }
+            }
+        }
+    };
+    if let Err(e) = std::thread::Builder::new().name("rampart-key-check".into()).spawn(check) {
+        tracing::error!(error = %e, "cannot start the master key check; stopping");
+        std::process::exit(1);
     }
 }
 
@@ -438,6 +496,9 @@ fn serve(cli: Cli) -> Result<(), Failure> {
     if cli.test_clock_file.is_some() && environment != Environment::Sandbox {
         return Err("--test-clock-file is a test hook for sandbox servers only".into());
     }
+    if cli.throttling == Switch::Off && environment != Environment::Sandbox {
+        return Err("--throttling off is a test hook for sandbox servers only".into());
+    }
     let given_keys = match (&cli.master_key_file, environment) {
         (Some(path), _) => Some(KeyRing::load(path).map_err(explain)?),
         (None, _) if cli.db.file().is_none() => {
@@ -453,7 +514,7 @@ fn serve(cli: Cli) -> Result<(), Failure> {
         }
     };
     let jwt_secret = jwt_secret(&cli)?;
-    let store = cli.db.open()?;
+    let (store, reached) = cli.db.open(true)?;
     // Sandbox default: `<db>.key`, generated only into a store that holds no sealed secret.
     let keys = match (given_keys, cli.db.file()) {
         (Some(keys), _) => keys,
@@ -465,7 +526,8 @@ fn serve(cli: Cli) -> Result<(), Failure> {
         .master_keys(keys)
         .environment(environment)
         .service_name(cli.service_name.clone())
-        .auth_cache_ttl(std::time::Duration::from_secs(cli.auth_cache_secs));
+        .auth_cache_ttl(std::time::Duration::from_secs(cli.auth_cache_secs))
+        .throttling(cli.throttling == Switch::On);
     if let Some(secret) = jwt_secret {
         builder = builder.jwt_secret(secret.0.as_bytes().to_vec());
     }
@@ -478,9 +540,17 @@ fn serve(cli: Cli) -> Result<(), Failure> {
     if let Some(secs) = cli.sign_in_code_ttl_secs {
         builder = builder.sign_in_code_ttl_secs(secs);
     }
+    if !reached {
+        builder = builder.defer_key_check();
+    }
     let service = Arc::new(builder.build().map_err(explain)?);
-    let runtime =
-        tokio::runtime::Builder::new_multi_thread().max_blocking_threads(blocking_threads()).enable_all().build()?;
+    if !reached {
+        check_keys_when_reachable(service.clone());
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .max_blocking_threads(cli.db.store_threads())
+        .enable_all()
+        .build()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(&cli.listen)
             .await
@@ -491,7 +561,9 @@ fn serve(cli: Cli) -> Result<(), Failure> {
         let public_url = public_url(cli.public_url.as_deref(), address)?;
         let widget = widget_config(&public_url, environment)?;
         let mut demo_key = None;
-        if environment == Environment::Sandbox {
+        if environment == Environment::Sandbox && !reached {
+            tracing::warn!("the database is unreachable: no demo partner is offered");
+        } else if environment == Environment::Sandbox {
             let svc = service.clone();
             let created = tokio::task::spawn_blocking(move || -> rampart_core::Result<_> {
                 if svc.partner_count()? == 0 {
@@ -621,7 +693,7 @@ fn operator_service(cli: &Cli, needs_keys: bool) -> Result<Service, Failure> {
         }
         None => KeyRing::empty(),
     };
-    Service::builder_shared(cli.db.open()?)
+    Service::builder_shared(cli.db.open(false)?.0)
         .master_keys(keys)
         .environment(cli.environment.into())
         .build()

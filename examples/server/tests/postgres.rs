@@ -5,73 +5,14 @@
 mod common;
 
 mod postgres {
-    use std::io::{BufRead, BufReader};
-    use std::process::{Child, Command, Stdio};
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
     use rampart_core::totp::{self, Secret};
     use serde_json::{Value, json};
 
-    use super::common::server_command as command;
-
-    /// A fresh database on the test cluster: its URL.
-    fn database() -> String {
-        let base = std::env::var("RAMPART_TEST_DATABASE_URL")
-            .expect("RAMPART_TEST_DATABASE_URL must name a PostgreSQL: run `make pg-test`");
-        let name = format!("t_{}", uuid::Uuid::new_v4().simple());
-        let out = Command::new("psql")
-            .args([base.as_str(), "-v", "ON_ERROR_STOP=1", "-qc", &format!("CREATE DATABASE {name}")])
-            .output()
-            .expect("run psql");
-        assert!(out.status.success(), "CREATE DATABASE: {}", String::from_utf8_lossy(&out.stderr));
-        let (root, _) = base.rsplit_once('/').expect("a URL with a database");
-        format!("{root}/{name}")
-    }
-
-    fn key_file(dir: &std::path::Path) -> String {
-        let path = dir.join("master.key");
-        std::fs::write(&path, format!("1:{}\n", "7d".repeat(32))).unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        }
-        path.to_str().unwrap().to_owned()
-    }
-
-    /// A server process; killed when dropped.
-    struct Instance {
-        child: Child,
-        base: String,
-    }
-
-    impl Instance {
-        fn start(db: &str, key: &str) -> Self {
-            let mut child = command()
-                .args(["--db", db, "--master-key-file", key, "--listen", "127.0.0.1:0"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn rampart-server");
-            let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-            let address = loop {
-                let line = lines.next().expect("the server exited before listening").unwrap();
-                if let Some(rest) = line.split(" listening address=").nth(1) {
-                    break rest.split_whitespace().next().unwrap().to_owned();
-                }
-            };
-            // Keep draining the log so the server never blocks on a full pipe.
-            std::thread::spawn(move || lines.for_each(drop));
-            Self { child, base: format!("http://{address}") }
-        }
-    }
-
-    impl Drop for Instance {
-        fn drop(&mut self) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
+    use super::common::{
+        Instance, master_key_file as key_file, postgres_database as database, server_command as command,
+    };
 
     fn now() -> u64 {
         SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
@@ -176,13 +117,28 @@ mod postgres {
         assert!(stderr.contains("a PostgreSQL database needs --master-key-file"), "{stderr}");
     }
 
-    /// An unreachable database refuses the start, naming it without the password.
+    /// An operator command on an unreachable database fails, naming it without the password.
+    /// (A server starts and waits for it: tests/postgres_outage.rs.)
     #[test]
     fn an_unreachable_database_is_named_without_its_password() {
         let dir = tempfile::tempdir().unwrap();
         let key = key_file(dir.path());
-        let db = "postgres://app:s3cret@127.0.0.1:9/none?connect_timeout=2";
-        let out = command().args(["--db", db, "--master-key-file", &key, "--listen", "127.0.0.1:0"]).output().unwrap();
+        let db = "postgres://app:s3cret@127.0.0.1:9/none?connect_timeout=2&sslmode=disable";
+        let out = command()
+            .args([
+                "partner",
+                "create",
+                "--db",
+                db,
+                "--master-key-file",
+                &key,
+                "--name",
+                "X",
+                "--environment",
+                "sandbox",
+            ])
+            .output()
+            .unwrap();
         assert!(!out.status.success());
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("cannot open database postgres://app:***@127.0.0.1:9/none"), "{stderr}");

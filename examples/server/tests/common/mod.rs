@@ -24,6 +24,127 @@ pub fn server_command() -> std::process::Command {
     c
 }
 
+/// A new, empty database on the test PostgreSQL (`RAMPART_TEST_DATABASE_URL`, which
+/// `make pg-test` sets): its URL, with the base URL's parameters. Never skips: without the
+/// variable it panics.
+pub fn postgres_database() -> String {
+    let base = std::env::var("RAMPART_TEST_DATABASE_URL")
+        .expect("RAMPART_TEST_DATABASE_URL must name a PostgreSQL: run `make pg-test`");
+    let name = format!("t_{}", uuid::Uuid::new_v4().simple());
+    let out = std::process::Command::new("psql")
+        .args([base.as_str(), "-v", "ON_ERROR_STOP=1", "-qc", &format!("CREATE DATABASE {name}")])
+        .output()
+        .expect("run psql");
+    assert!(out.status.success(), "CREATE DATABASE: {}", String::from_utf8_lossy(&out.stderr));
+    let mut url = url::Url::parse(&base).expect("RAMPART_TEST_DATABASE_URL is a URL");
+    url.set_path(&format!("/{name}"));
+    url.to_string()
+}
+
+/// `url` with `name=value` added to its query (`application_name=inst_a`, ...).
+pub fn with_url_parameter(url: &str, name: &str, value: &str) -> String {
+    let mut url = url::Url::parse(url).expect("a database URL");
+    url.query_pairs_mut().append_pair(name, value);
+    url.to_string()
+}
+
+/// A master key file (`1:<hex>`, mode 0600) in `dir`, the same key for every test server:
+/// its path.
+pub fn master_key_file(dir: &std::path::Path) -> String {
+    let path = dir.join("master.key");
+    std::fs::write(&path, format!("1:{}\n", "7d".repeat(32))).expect("write the key file");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod the key file");
+    }
+    path.to_str().expect("a UTF-8 path").to_owned()
+}
+
+/// A `rampart-server` process serving `--db` on 127.0.0.1 (a free port); killed when dropped.
+pub struct Instance {
+    pub child: std::process::Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    log: Arc<std::sync::Mutex<std::collections::VecDeque<String>>>,
+}
+
+/// Lines of a server's log kept for [`Instance::log`].
+const LOG_LINES: usize = 200;
+
+impl Instance {
+    pub fn start(db: &str, key: &str) -> Self {
+        Self::start_with(db, key, &[])
+    }
+
+    /// Start with more arguments (`--test-clock-file F`, ...) and wait until it listens.
+    pub fn start_with(db: &str, key: &str, args: &[&str]) -> Self {
+        use std::io::{BufRead, BufReader};
+        let mut child = server_command()
+            .args(["--db", db, "--master-key-file", key, "--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn rampart-server");
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let mut seen = Vec::new();
+        let address = loop {
+            let Some(Ok(line)) = lines.next() else {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the server exited before listening:\n{}", seen.join("\n"));
+            };
+            let address =
+                line.split(" listening address=").nth(1).map(|rest| rest.split_whitespace().next().map(str::to_owned));
+            seen.push(line);
+            if let Some(address) = address {
+                break address.expect("an address");
+            }
+        };
+        // Keep draining the log so the server never blocks on a full pipe; the last lines stay.
+        let kept: std::collections::VecDeque<String> = seen.into_iter().rev().take(LOG_LINES).rev().collect();
+        let log = Arc::new(std::sync::Mutex::new(kept));
+        let kept = log.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                let mut kept = kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if kept.len() == LOG_LINES {
+                    kept.pop_front();
+                }
+                kept.push_back(line);
+            }
+        });
+        Self { child, base: format!("http://{address}"), log }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// The last lines of the server's log, for a failure message.
+    pub fn log(&self) -> String {
+        let kept = self.log.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// SIGKILL, and wait for the process to be gone.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 /// A fixed start time (Unix seconds) for the manual clock.
 pub const T0: u64 = 1_700_000_010;
 
