@@ -471,7 +471,7 @@ typedef struct rampart_config {
    * file (mode 0600) with a random key the first time, but only while the database holds
    * no 2FA secret (a new key would lock out every contact with 2FA: open then refuses,
    * naming the missing file); a sandbox in-memory service uses a random key; production
-   * refuses to open.
+   * and a PostgreSQL URL (every service sharing it needs the same key) refuse to open.
    */
   const uint8_t *master_key;
   /**
@@ -653,23 +653,36 @@ struct rampart_config rampart_config_default(void);
 
 /**
  * Open a service on the SQLite database at `db_path` (created, mode 0600, when missing, and
- * migrated). `db_path` is a file name in the platform's encoding (on Unix any bytes).
+ * migrated), or on the PostgreSQL database a `postgres://` or `postgresql://` URL names
+ * (connected and migrated; any number of services, in any number of processes, may share
+ * it). `db_path` is a file name in the platform's encoding (on Unix any bytes), or a UTF-8
+ * URL such as `postgres://rampart:PASSWORD@db.internal:5432/rampart`. A URL to a TCP host
+ * uses TLS and verifies the server's certificate (the system's CAs, or the file a
+ * `sslrootcert=PATH` parameter names) unless it says `sslmode=disable`; a Unix socket
+ * (`?host=/run/postgresql`) needs none.
  *
  * Errors: `RAMPART_STATUS_CONFIG` for settings that break a rule (the message says which), a
- * database that cannot be opened (the cause says why), or master keys that would not work,
- * each message naming the key file and line, never a key: `<db_path>.key` readable by group
- * or others ("has mode 0644; it must be readable by its owner only"), a key id given twice,
- * a key (given or read) that opens none of the stored secrets sealed under its id, or a
- * missing key file while the database holds 2FA secrets (no new key is written then).
- * `RAMPART_STATUS_INVALID_INPUT` for NULL arguments and out-of-range numbers (`window`,
- * `pending_ttl_secs`). Nothing is created when the settings are invalid.
+ * database file that cannot be opened (the cause says why), a URL without
+ * `config.master_key` ("a PostgreSQL database needs config.master_key: ..."), or master keys
+ * that would not work, each message naming the key file and line, never a key: `<db_path>.key`
+ * readable by group or others ("has mode 0644; it must be readable by its owner only"), a key
+ * id given twice, a key (given or read) that opens none of the stored secrets sealed under its
+ * id, or a missing key file while the database holds 2FA secrets (no new key is written then).
+ * `RAMPART_STATUS_INTERNAL` for a PostgreSQL database that cannot be used: unreachable,
+ * refusing the connection or its TLS, or failing to migrate (`rampart_last_error_cause` says
+ * why; neither it nor the message ever shows the password).
+ * `RAMPART_STATUS_INVALID_INPUT` for NULL arguments, out-of-range numbers (`window`,
+ * `pending_ttl_secs`) and a URL that is not UTF-8. Nothing is created or connected to when
+ * the settings are invalid.
  *
  * Ownership: on success `*out_service` receives a new handle, freed with
  * `rampart_service_free`. `db_path` and `config` are copied; nothing is kept.
  *
  * Threading: the handle is thread-safe: any number of threads may use one handle at once
  * (every call takes it as `const`); only `rampart_service_free` needs exclusive access.
- * Several handles, in one process or several, may open the same database.
+ * Several handles, in one process or several, may open the same database. A PostgreSQL
+ * service must not be opened or used on a thread that runs a Rust async runtime's tasks
+ * (tokio): call it from plain threads (freeing it is safe anywhere).
  *
  * # Safety
  * `db_path` is NULL or a NUL-terminated string; `config` is NULL or a valid config (see

@@ -1,5 +1,6 @@
 # The C ABI (crate rampart-ffi): include/rampart.h drift check, the C test programs (plain,
-# under valgrind, with AddressSanitizer + UndefinedBehaviorSanitizer), the C and C++ examples
+# under valgrind, with AddressSanitizer + UndefinedBehaviorSanitizer; beside a throwaway
+# PostgreSQL, which test_postgres opens through postgres:// URLs), the C and C++ examples
 # built against an installed copy through pkg-config, and `make install PREFIX=...`.
 #
 #   make c-test                       what `make test` runs for the C ABI
@@ -19,7 +20,7 @@ C_NATIVE_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl
 C_WARN := -Wall -Wextra -Wpedantic -Werror
 C_TEST_FLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L $(C_WARN) -g -Iinclude -Itests/c
 C_SANITIZE := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
-C_TESTS := test_lifecycle test_vectors test_threads test_widget test_checkout
+C_TESTS := test_lifecycle test_vectors test_threads test_widget test_checkout test_postgres
 VALGRIND := valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
 	--errors-for-leak-kinds=definite,indirect --error-exitcode=99
 C_SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
@@ -32,7 +33,7 @@ FFI_OUT = $(CARGO_TARGET_DIR)/$(if $(filter dev,$(FFI_PROFILE)),debug,$(FFI_PROF
 FFI_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 FFI_MAJOR := $(firstword $(subst ., ,$(FFI_VERSION)))
 
-.PHONY: c-test c-tools c-header c-header-check c-lib c-test-build c-test-run c-examples c-bench install
+.PHONY: c-test c-tools c-header c-header-check c-lib c-test-build c-test-run c-test-runs c-examples c-bench install
 
 c-test: c-header-check c-test-run c-examples
 
@@ -80,9 +81,15 @@ define c_run_tests
 	$(1)$(C_BUILD)/bin/test_threads$(2) $(C_WORK)
 	$(1)$(C_BUILD)/bin/test_widget$(2) $(C_BUILD)/widget_vectors.txt
 	$(1)$(C_BUILD)/bin/test_checkout$(2) $(C_WORK)
+	$(1)$(C_BUILD)/bin/test_postgres$(2)
 endef
 
+# One throwaway PostgreSQL (scripts/with-postgres.sh, or RAMPART_TEST_DATABASE_URL) for all
+# three runs: test_postgres needs it, and fails without it.
 c-test-run: c-test-build
+	"$(CURDIR)/scripts/with-postgres.sh" $(MAKE) --no-print-directory c-test-runs
+
+c-test-runs:
 	@echo "   - run the C tests"
 	$(call c_run_tests,,)
 	@echo "   - the same under valgrind (fails on any error or definitely/indirectly lost byte)"

@@ -2,7 +2,7 @@
 # napi-rs CLI, otplib and the bench's comparison packages; not `npm ci`, which rejects this lock
 # because of npm's optional-platform-package bug, npm/cli#4828), the addon built by the napi CLI into a scratch
 # directory, the generated index.d.ts / index.js compared with the committed ones (drift),
-# then node's built-in test runner. Idempotent: npm runs only when the lock file changed.
+# then node's built-in test runner beside a throwaway PostgreSQL. Idempotent: npm runs only when the lock file changed.
 
 NPM ?= npm
 NODE ?= node
@@ -36,9 +36,12 @@ node-drift: node-build
 	@diff -u $(NODE_DIR)/index.js "$(NODE_GEN)/index.js" || \
 	  { echo "index.js is stale: copy $(NODE_GEN)/index.js"; exit 1; }
 
+# Inside scripts/with-postgres.sh (a throwaway PostgreSQL, or RAMPART_TEST_DATABASE_URL), which
+# __test__/postgres.test.js needs: it fails, never skips, without one.
 node-test: node-drift
-	@echo "-- node --test (lifecycle, otplib, vectors, widget, errors, concurrency, d.ts, example)"
-	cd $(NODE_DIR) && RAMPART_NODE_GEN="$(NODE_GEN)" $(NODE) --test --test-reporter=spec __test__/
+	@echo "-- node --test (lifecycle, otplib, vectors, widget, errors, concurrency, d.ts, example, PostgreSQL) with a throwaway PostgreSQL"
+	cd $(NODE_DIR) && RAMPART_NODE_GEN="$(NODE_GEN)" "$(CURDIR)/scripts/with-postgres.sh" \
+	  $(NODE) --test --test-reporter=spec __test__/
 
 node-bench: node-deps
 	@$(MAKE) --no-print-directory node-build NODE_PROFILE=--release

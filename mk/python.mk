@@ -1,5 +1,5 @@
 # The Python binding (bindings/python): a venv with the test tools, the extension built into it
-# by maturin, then pytest (which also runs mypy.stubtest). Idempotent: the venv and its tools
+# by maturin, then pytest (which also runs mypy.stubtest) beside a throwaway PostgreSQL. Idempotent: the venv and its tools
 # are made once (a stamp records the tool list), cargo rebuilds only what changed.
 
 PYTHON ?= python3
@@ -26,9 +26,11 @@ python-develop: python-venv
 	cd $(PY_DIR) && VIRTUAL_ENV="$(PY_VENV)" PATH="$(PY_VENV)/bin:$$PATH" \
 	  "$(PY_VENV)/bin/maturin" develop --locked --quiet $(PY_PROFILE)
 
+# Inside scripts/with-postgres.sh (a throwaway PostgreSQL, or RAMPART_TEST_DATABASE_URL), which
+# tests/test_postgres.py needs: it fails, never skips, without one.
 python-test: python-develop
-	@echo "-- pytest (lifecycle, vectors, errors, threads, stubtest)"
-	cd $(PY_DIR) && "$(PY_VENV)/bin/python" -m pytest -q -p no:cacheprovider tests
+	@echo "-- pytest (lifecycle, vectors, errors, threads, stubtest, PostgreSQL) with a throwaway PostgreSQL"
+	cd $(PY_DIR) && "$(CURDIR)/scripts/with-postgres.sh" "$(PY_VENV)/bin/python" -m pytest -q -p no:cacheprovider tests
 
 python-bench:
 	@$(MAKE) --no-print-directory python-develop PY_PROFILE=--release

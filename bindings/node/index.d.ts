@@ -86,13 +86,21 @@ export declare class ManualClock {
 }
 
 /**
- * Rampart over a SQLite file (or, with no path, an in-memory store). One instance may serve
- * any number of concurrent calls.
+ * Rampart over a SQLite file, a PostgreSQL database other services share (a `postgres://`
+ * URL), or, with no path, an in-memory store. One instance may serve any number of concurrent
+ * calls.
  */
 export declare class Service {
-  /** Opens (creating if needed) the SQLite file at `path`; no path means an in-memory store. */
+  /**
+   * Opens (creating if needed) the SQLite file at `path`, or connects to and migrates the
+   * PostgreSQL database a `postgres://` or `postgresql://` URL names, which needs
+   * `options.masterKey` (the same in every service sharing it). A TCP host is reached over
+   * TLS that verifies its certificate (the system's CAs, or the file `sslrootcert=PATH`
+   * names) unless the URL says `sslmode=disable`; a database that cannot be reached throws
+   * `internal` (500), never showing the URL. No path means an in-memory store.
+   */
   constructor(path?: string | null, options?: ServiceOptions | null, clock?: ManualClock | null)
-  /** The database path, or null for an in-memory service. */
+  /** The SQLite file, or null for an in-memory or PostgreSQL service. */
   get path(): string | null
   get environment(): string
   get serviceName(): string
@@ -458,7 +466,10 @@ export interface ServiceOptions {
    * (default 600).
    */
   pendingTtlSecs?: number
-  /** 32 bytes; default a key generated into `<path>.key` (or in memory). */
+  /**
+   * 32 bytes; default a key generated into `<path>.key` (or in memory). Required for a
+   * PostgreSQL URL: every service sharing the database needs the same key.
+   */
   masterKey?: Buffer
   /** The id of `masterKey`, 0 to 4294967295 (default 1). */
   masterKeyId?: number

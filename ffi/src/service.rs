@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use rampart_core::store::FaultyStore;
 use rampart_core::{
-    AuthMethod, Clock, Config, Environment, Error, ErrorKind, KeyRing, MemoryStore, Service, SqliteStore, Store,
-    Verification,
+    AuthMethod, Clock, Config, Environment, Error, ErrorKind, KeyRing, MemoryStore, PostgresStore, Service,
+    SqliteStore, Store, Verification,
 };
 use zeroize::Zeroizing;
 
@@ -71,7 +71,7 @@ pub struct rampart_config {
     /// file (mode 0600) with a random key the first time, but only while the database holds
     /// no 2FA secret (a new key would lock out every contact with 2FA: open then refuses,
     /// naming the missing file); a sandbox in-memory service uses a random key; production
-    /// refuses to open.
+    /// and a PostgreSQL URL (every service sharing it needs the same key) refuse to open.
     pub master_key: *const u8,
     /// Length of `master_key` in bytes (32); 0 when `master_key` is NULL.
     pub master_key_len: usize,
@@ -167,9 +167,15 @@ struct Settings {
     clock: Option<Arc<dyn Clock>>,
 }
 
+/// Why a PostgreSQL URL without `master_key` is refused (there is no file to keep a key beside).
+const NEEDS_MASTER_KEY: &str = "a PostgreSQL database needs config.master_key: every service sharing it must seal \
+                                and open secrets with the same key";
+
+/// `postgres`: the service opens a PostgreSQL URL, so it needs a key given explicitly.
+///
 /// # Safety
 /// `config` is NULL or points to a `rampart_config` whose pointers obey its field docs.
-unsafe fn settings(config: *const rampart_config) -> Result<Settings, Error> {
+unsafe fn settings(config: *const rampart_config, postgres: bool) -> Result<Settings, Error> {
     let ptr = non_null(config, "config")?;
     // SAFETY: non-NULL and points to a readable `rampart_config` (caller's contract); the
     // struct is plain data, copied.
@@ -188,6 +194,7 @@ unsafe fn settings(config: *const rampart_config) -> Result<Settings, Error> {
                 bytes.as_slice().try_into().map_err(|_| Error::config("master key must be exactly 32 bytes"))?;
             MasterKey::Given(KeyRing::new(c.master_key_id, key))
         }
+        None if postgres => return Err(Error::config(NEEDS_MASTER_KEY)),
         None if environment == Environment::Production => {
             return Err(Error::config("production refuses to start without a master key"));
         }
@@ -205,7 +212,7 @@ unsafe fn settings(config: *const rampart_config) -> Result<Settings, Error> {
         jwt_secret,
         ..defaults
     };
-    // Check every rule now, on a throwaway store, so a bad config never creates files.
+    // Check every rule now, on a throwaway store, so a bad config never creates files or connects.
     Service::builder(MemoryStore::new()).master_keys(KeyRing::new(0, &[0; 32])).config(config.clone()).build()?;
     Ok(Settings { config, key, clock })
 }
@@ -255,24 +262,42 @@ fn key_path(db: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// A `postgres://` or `postgresql://` URL, not a file name.
+fn is_postgres_url(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"postgres://") || bytes.starts_with(b"postgresql://")
+}
+
 /// Open a service on the SQLite database at `db_path` (created, mode 0600, when missing, and
-/// migrated). `db_path` is a file name in the platform's encoding (on Unix any bytes).
+/// migrated), or on the PostgreSQL database a `postgres://` or `postgresql://` URL names
+/// (connected and migrated; any number of services, in any number of processes, may share
+/// it). `db_path` is a file name in the platform's encoding (on Unix any bytes), or a UTF-8
+/// URL such as `postgres://rampart:PASSWORD@db.internal:5432/rampart`. A URL to a TCP host
+/// uses TLS and verifies the server's certificate (the system's CAs, or the file a
+/// `sslrootcert=PATH` parameter names) unless it says `sslmode=disable`; a Unix socket
+/// (`?host=/run/postgresql`) needs none.
 ///
 /// Errors: `RAMPART_STATUS_CONFIG` for settings that break a rule (the message says which), a
-/// database that cannot be opened (the cause says why), or master keys that would not work,
-/// each message naming the key file and line, never a key: `<db_path>.key` readable by group
-/// or others ("has mode 0644; it must be readable by its owner only"), a key id given twice,
-/// a key (given or read) that opens none of the stored secrets sealed under its id, or a
-/// missing key file while the database holds 2FA secrets (no new key is written then).
-/// `RAMPART_STATUS_INVALID_INPUT` for NULL arguments and out-of-range numbers (`window`,
-/// `pending_ttl_secs`). Nothing is created when the settings are invalid.
+/// database file that cannot be opened (the cause says why), a URL without
+/// `config.master_key` ("a PostgreSQL database needs config.master_key: ..."), or master keys
+/// that would not work, each message naming the key file and line, never a key: `<db_path>.key`
+/// readable by group or others ("has mode 0644; it must be readable by its owner only"), a key
+/// id given twice, a key (given or read) that opens none of the stored secrets sealed under its
+/// id, or a missing key file while the database holds 2FA secrets (no new key is written then).
+/// `RAMPART_STATUS_INTERNAL` for a PostgreSQL database that cannot be used: unreachable,
+/// refusing the connection or its TLS, or failing to migrate (`rampart_last_error_cause` says
+/// why; neither it nor the message ever shows the password).
+/// `RAMPART_STATUS_INVALID_INPUT` for NULL arguments, out-of-range numbers (`window`,
+/// `pending_ttl_secs`) and a URL that is not UTF-8. Nothing is created or connected to when
+/// the settings are invalid.
 ///
 /// Ownership: on success `*out_service` receives a new handle, freed with
 /// `rampart_service_free`. `db_path` and `config` are copied; nothing is kept.
 ///
 /// Threading: the handle is thread-safe: any number of threads may use one handle at once
 /// (every call takes it as `const`); only `rampart_service_free` needs exclusive access.
-/// Several handles, in one process or several, may open the same database.
+/// Several handles, in one process or several, may open the same database. A PostgreSQL
+/// service must not be opened or used on a thread that runs a Rust async runtime's tasks
+/// (tokio): call it from plain threads (freeing it is safe anywhere).
 ///
 /// # Safety
 /// `db_path` is NULL or a NUL-terminated string; `config` is NULL or a valid config (see
@@ -285,12 +310,23 @@ pub unsafe extern "C" fn rampart_service_open(
 ) -> rampart_status {
     status_call(|| {
         // SAFETY: NULL or NUL-terminated (caller's contract).
-        let path = path_from_bytes(unsafe { c_bytes(db_path) }.ok_or_else(|| null_arg("db_path"))?)?;
+        let db = unsafe { c_bytes(db_path) }.ok_or_else(|| null_arg("db_path"))?;
+        let postgres = is_postgres_url(db);
         // SAFETY: forwarded contract.
-        let settings = unsafe { settings(config) }?;
+        let settings = unsafe { settings(config, postgres) }?;
         let out = Out::new(out_service, "out_service")?;
-        let store = SqliteStore::open(&path).map_err(|e| Error::config("cannot open the database").with_cause(e))?;
-        let handle = open(settings, Arc::new(store), Some(&key_path(&path)))?;
+        let handle = if postgres {
+            let url = std::str::from_utf8(db).map_err(|_| Error::not_unicode("db_path"))?;
+            // Unreachable, refusing or failing to migrate: the store failed. Its errors never
+            // quote the URL.
+            let store = PostgresStore::open(url).map_err(|e| Error::new(ErrorKind::Internal).with_cause(e))?;
+            open(settings, Arc::new(store), None)?
+        } else {
+            let path = path_from_bytes(db)?;
+            let store =
+                SqliteStore::open(&path).map_err(|e| Error::config("cannot open the database").with_cause(e))?;
+            open(settings, Arc::new(store), Some(&key_path(&path)))?
+        };
         // SAFETY: checked writable out-pointer (caller's contract).
         unsafe { out.write(Box::into_raw(handle)) };
         Ok(())
@@ -309,7 +345,7 @@ pub unsafe extern "C" fn rampart_service_open_memory(
 ) -> rampart_status {
     status_call(|| {
         // SAFETY: forwarded contract.
-        let settings = unsafe { settings(config) }?;
+        let settings = unsafe { settings(config, false) }?;
         let out = Out::new(out_service, "out_service")?;
         let handle = open(settings, Arc::new(MemoryStore::new()), None)?;
         // SAFETY: checked writable out-pointer.
@@ -333,7 +369,7 @@ pub unsafe extern "C" fn rampart_service_open_faulty(
 ) -> rampart_status {
     status_call(|| {
         // SAFETY: forwarded contract.
-        let settings = unsafe { settings(config) }?;
+        let settings = unsafe { settings(config, false) }?;
         let out = Out::new(out_service, "out_service")?;
         let faults = Arc::new(FaultyStore::new(MemoryStore::new()));
         let mut handle = open(settings, faults.clone(), None)?;

@@ -8,8 +8,8 @@ use napi::bindgen_prelude::*;
 use napi::{Env, Task};
 use napi_derive::napi;
 use rampart_core::{
-    AuthMethod, Clock, Config, Environment, Error as CoreError, KeyRing, MemoryStore, Service as CoreService,
-    SqliteStore, Store, Verification,
+    AuthMethod, Clock, Config, Environment, Error as CoreError, ErrorKind, KeyRing, MemoryStore, PostgresStore,
+    Service as CoreService, SqliteStore, Store, Verification,
 };
 
 use crate::checkout::{
@@ -142,7 +142,8 @@ pub struct ServiceOptions {
     /// How long a created secret may be enabled, in whole seconds from 1 to 4294967295
     /// (default 600).
     pub pending_ttl_secs: Option<u32>,
-    /// 32 bytes; default a key generated into `<path>.key` (or in memory).
+    /// 32 bytes; default a key generated into `<path>.key` (or in memory). Required for a
+    /// PostgreSQL URL: every service sharing the database needs the same key.
     pub master_key: Option<Buffer>,
     /// The id of `masterKey`, 0 to 4294967295 (default 1).
     pub master_key_id: Option<u32>,
@@ -247,11 +248,26 @@ fn key_path(db: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Rampart over a SQLite file (or, with no path, an in-memory store). One instance may serve
-/// any number of concurrent calls.
+/// A `postgres://` or `postgresql://` URL, not a file name.
+fn is_postgres_url(path: &str) -> bool {
+    path.starts_with("postgres://") || path.starts_with("postgresql://")
+}
+
+/// Why a PostgreSQL URL without `masterKey` is refused (there is no file to keep a key beside).
+const NEEDS_MASTER_KEY: &str =
+    "a PostgreSQL database needs masterKey: every service sharing it must seal and open secrets with the same key";
+
+/// Rampart over a SQLite file, a PostgreSQL database other services share (a `postgres://`
+/// URL), or, with no path, an in-memory store. One instance may serve any number of concurrent
+/// calls.
+// Threads: the PostgreSQL client panics on a thread that runs async (tokio) tasks. The
+// constructor runs on the JS thread and every storage call on the libuv pool (`AsyncTask`,
+// never a napi `async fn`, which would run on napi's tokio runtime); the store closes its
+// connections on a thread of its own when dropped.
 #[napi]
 pub struct Service {
     inner: RwLock<Option<Arc<CoreService>>>,
+    /// The SQLite file; `None` in memory and for PostgreSQL (whose URL may hold a password).
     path: Option<String>,
 }
 
@@ -355,7 +371,12 @@ fn service_options(arg: Arg<'_>) -> Read<ServiceOptions> {
 
 #[napi]
 impl Service {
-    /// Opens (creating if needed) the SQLite file at `path`; no path means an in-memory store.
+    /// Opens (creating if needed) the SQLite file at `path`, or connects to and migrates the
+    /// PostgreSQL database a `postgres://` or `postgresql://` URL names, which needs
+    /// `options.masterKey` (the same in every service sharing it). A TCP host is reached over
+    /// TLS that verifies its certificate (the system's CAs, or the file `sslrootcert=PATH`
+    /// names) unless the URL says `sslmode=disable`; a database that cannot be reached throws
+    /// `internal` (500), never showing the URL. No path means an in-memory store.
     #[napi(
         constructor,
         ts_args_type = "path?: string | null, options?: ServiceOptions | null, clock?: ManualClock | null"
@@ -392,18 +413,30 @@ impl Service {
                     .or_throw(&env)?;
                 Some(KeyRing::new(o.master_key_id.unwrap_or(1), key))
             }
+            // No file to keep a key beside, and every service on the database needs the same one.
+            None if path.as_deref().is_some_and(is_postgres_url) => {
+                return Err(CoreError::config(NEEDS_MASTER_KEY)).or_throw(&env);
+            }
             None if environment == Environment::Production => {
                 return Err(CoreError::config("production refuses to start without a master key")).or_throw(&env);
             }
             None => None,
         };
-        // Check every setting first, so a bad config never creates files.
+        // Check every setting first, so a bad config never creates files or connects.
         CoreService::builder(MemoryStore::new())
             .master_keys(KeyRing::new(0, &[0; 32]))
             .config(config.clone())
             .build()
             .or_throw(&env)?;
         let (store, keys): (Arc<dyn Store>, KeyRing) = match &path {
+            Some(url) if is_postgres_url(url) => {
+                let keys = given.ok_or_else(|| CoreError::config(NEEDS_MASTER_KEY)).or_throw(&env)?;
+                // Unreachable, refusing or failing to migrate: the store failed (`internal`).
+                let store = PostgresStore::open(url)
+                    .map_err(|e| CoreError::new(ErrorKind::Internal).with_cause(e))
+                    .or_throw(&env)?;
+                (Arc::new(store), keys)
+            }
             Some(db) => {
                 let db = Path::new(db);
                 let store = SqliteStore::open(db)
@@ -428,10 +461,11 @@ impl Service {
             builder = builder.clock(clock);
         }
         let service = builder.build().or_throw(&env)?;
+        let path = path.filter(|p| !is_postgres_url(p));
         Ok(Self { inner: RwLock::new(Some(Arc::new(service))), path })
     }
 
-    /// The database path, or null for an in-memory service.
+    /// The SQLite file, or null for an in-memory or PostgreSQL service.
     #[napi(getter)]
     pub fn path(&self) -> Option<String> {
         self.path.clone()

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use rampart_core::checkout::OrderRequest;
 use rampart_core::{
     AuthMethod, Clock, Config, Environment, Error, ErrorKind, KeyRing, MemoryStore,
-    PartnerCredentials as CoreCredentials, Service as CoreService, SqliteStore, Store, Verification,
+    PartnerCredentials as CoreCredentials, PostgresStore, Service as CoreService, SqliteStore, Store, Verification,
 };
 
 use crate::checkout::{
@@ -249,14 +249,69 @@ fn key_path(db: &std::path::Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Rampart over a SQLite file (or, with no path, an in-memory store).
+/// Why a PostgreSQL URL without `master_key` is refused (there is no file to keep a key beside).
+const NEEDS_MASTER_KEY: &str =
+    "a PostgreSQL database needs master_key: every service sharing it must seal and open secrets with the same key";
+
+/// Where a service keeps its state.
+enum Database {
+    Memory,
+    File(PathBuf),
+    /// A `postgres://` or `postgresql://` URL, as given (it may hold a password).
+    Postgres(String),
+}
+
+impl Database {
+    /// `path`: None (memory), a PostgreSQL URL, or else a SQLite file.
+    fn from_arg(path: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let Some(path) = path_arg(path, "path")? else { return Ok(Self::Memory) };
+        let bytes = path.as_os_str().as_encoded_bytes();
+        if !(bytes.starts_with(b"postgres://") || bytes.starts_with(b"postgresql://")) {
+            return Ok(Self::File(path));
+        }
+        let url = path.into_os_string().into_string().map_err(|_| Error::not_unicode("path")).or_raise()?;
+        Ok(Self::Postgres(url))
+    }
+
+    /// What `repr` and `path` show: the URL never with its password.
+    fn place(&self) -> Place {
+        match self {
+            Self::Memory => Place::Memory,
+            Self::File(path) => Place::File(path.clone()),
+            Self::Postgres(url) => Place::Postgres(describe_url(url)),
+        }
+    }
+}
+
+/// A [`Database`] as shown: a PostgreSQL URL without its password and query.
+enum Place {
+    Memory,
+    File(PathBuf),
+    Postgres(String),
+}
+
+/// A PostgreSQL URL without what may be secret: the password becomes `***`, the query and
+/// fragment (`?password=...`, `sslrootcert=...`) go; a URL that does not parse is not shown.
+fn describe_url(text: &str) -> String {
+    const HIDDEN: &str = "a postgres:// URL (not shown)";
+    let Ok(mut url) = url::Url::parse(text) else { return HIDDEN.to_owned() };
+    if url.password().is_some() && url.set_password(Some("***")).is_err() {
+        return HIDDEN.to_owned();
+    }
+    url.set_query(None);
+    url.set_fragment(None);
+    url.to_string()
+}
+
+/// Rampart over a SQLite file, a PostgreSQL database shared with other services (a
+/// `postgres://` URL), or, with no path, an in-memory store.
 ///
 /// Thread-safe: share one instance between threads. A context manager: leaving the `with`
 /// block closes it, after which every call raises `ConfigError`.
 #[pyclass(frozen, module = "rampart")]
 pub(crate) struct Service {
     inner: RwLock<Option<Arc<CoreService>>>,
-    path: Option<PathBuf>,
+    place: Place,
 }
 
 impl Service {
@@ -299,7 +354,7 @@ impl Service {
         jwt_secret: Option<Vec<u8>>,
         clock: Option<&ManualClock>,
     ) -> PyResult<Self> {
-        let path = path_arg(path, "path")?;
+        let db = Database::from_arg(path)?;
         let service_name = opt_text_arg(service_name, "service_name")?.unwrap_or_else(|| "Rampart".to_owned());
         let environment = opt_environment_arg(environment, "environment")?.unwrap_or(Environment::Sandbox);
         let window = window_arg(window)?;
@@ -329,32 +384,44 @@ impl Service {
                     .or_raise()?;
                 Some(KeyRing::new(master_key_id, key))
             }
+            // No file to keep a key beside, and every service on the database needs the same one.
+            None if matches!(db, Database::Postgres(_)) => {
+                return Err(Error::config(NEEDS_MASTER_KEY)).or_raise();
+            }
             None if environment == Environment::Production => {
                 return Err(Error::config("production refuses to start without a master key")).or_raise();
             }
             None => None,
         };
-        // Check every setting first, so a bad config never creates files.
+        // Check every setting first, so a bad config never creates files or connects.
         CoreService::builder(MemoryStore::new())
             .master_keys(KeyRing::new(0, &[0; 32]))
             .config(config.clone())
             .build()
             .or_raise()?;
         let clock: Option<Arc<dyn Clock>> = clock.map(|c| c.0.clone() as Arc<dyn Clock>);
-        let db = path.clone();
+        let place = db.place();
+        // Opening connects (PostgreSQL) or migrates (both): on this plain thread, without the GIL.
         let service = py
             .allow_threads(move || -> Result<CoreService, Error> {
-                let (store, keys): (Arc<dyn Store>, KeyRing) = match &db {
-                    Some(db) => {
-                        let store = SqliteStore::open(db)
+                let (store, keys): (Arc<dyn Store>, KeyRing) = match db {
+                    Database::File(db) => {
+                        let store = SqliteStore::open(&db)
                             .map_err(|e| Error::config("cannot open the database").with_cause(e))?;
                         let keys = match given {
                             Some(k) => k,
-                            None => KeyRing::load_or_generate(&key_path(db), &store)?,
+                            None => KeyRing::load_or_generate(&key_path(&db), &store)?,
                         };
                         (Arc::new(store), keys)
                     }
-                    None => (
+                    Database::Postgres(url) => {
+                        let keys = given.ok_or_else(|| Error::config(NEEDS_MASTER_KEY))?;
+                        // Unreachable, refusing or failing to migrate: the store failed (`StorageError`).
+                        let store =
+                            PostgresStore::open(&url).map_err(|e| Error::new(ErrorKind::Internal).with_cause(e))?;
+                        (Arc::new(store), keys)
+                    }
+                    Database::Memory => (
                         Arc::new(MemoryStore::new()),
                         match given {
                             Some(k) => k,
@@ -369,13 +436,16 @@ impl Service {
                 builder.build()
             })
             .or_raise()?;
-        Ok(Self { inner: RwLock::new(Some(Arc::new(service))), path })
+        Ok(Self { inner: RwLock::new(Some(Arc::new(service))), place })
     }
 
-    /// The database path, or None for an in-memory service.
+    /// The SQLite file, or None for an in-memory or PostgreSQL service.
     #[getter]
     fn path(&self) -> Option<PathBuf> {
-        self.path.clone()
+        match &self.place {
+            Place::File(path) => Some(path.clone()),
+            Place::Memory | Place::Postgres(_) => None,
+        }
     }
 
     #[getter]
@@ -401,7 +471,7 @@ impl Service {
     /// Release the store. Calls already running finish first; later ones raise.
     fn close(&self, py: Python<'_>) {
         let taken = self.inner.write().unwrap_or_else(PoisonError::into_inner).take();
-        // Dropping the last reference closes SQLite connections: do it without the GIL.
+        // Dropping the last reference closes the store's connections: do it without the GIL.
         py.allow_threads(move || drop(taken));
     }
 
@@ -423,7 +493,11 @@ impl Service {
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
-        let place = self.path.as_ref().map_or("memory".to_owned(), |p| py_repr(py, &p.display().to_string()));
+        let place = match &self.place {
+            Place::Memory => "memory".to_owned(),
+            Place::File(path) => py_repr(py, &path.display().to_string()),
+            Place::Postgres(url) => py_repr(py, url),
+        };
         match self.inner.read().unwrap_or_else(PoisonError::into_inner).as_ref() {
             Some(s) => format!("Service({place}, environment='{}')", s.config().environment.as_str()),
             None => format!("Service({place}, closed)"),

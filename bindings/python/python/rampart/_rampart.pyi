@@ -202,6 +202,8 @@ class SignInCode:
 
 @final
 class Service:
+    # `path`: a SQLite file; a "postgres://" or "postgresql://" URL (needs `master_key`; a TCP
+    # host without `sslmode=disable` needs TLS); or None, in memory.
     def __new__(
         cls,
         path: Union[str, PathLike[str], None] = None,
@@ -216,6 +218,7 @@ class Service:
         jwt_secret: Optional[bytes] = None,
         clock: Optional[ManualClock] = None,
     ) -> Service: ...
+    # The SQLite file; None in memory and for PostgreSQL.
     @property
     def path(self) -> Optional[Path]: ...
     @property
