@@ -329,7 +329,7 @@ impl ManageConnection for Manager {
     fn connect(&self) -> Result<Connection, ConnectError> {
         let mut client = self.config.connect(self.tls.clone())?;
         client.batch_execute(SESSION_SETTINGS)?;
-        Ok(Connection { client, statements: Statements::default() })
+        Ok(Connection { client, statements: Statements::default(), lost: false })
     }
 
     fn is_valid(&self, conn: &mut Connection) -> Result<(), ConnectError> {
@@ -337,7 +337,7 @@ impl ManageConnection for Manager {
     }
 
     fn has_broken(&self, conn: &mut Connection) -> bool {
-        conn.client.is_closed()
+        conn.lost || conn.client.is_closed()
     }
 }
 
@@ -346,6 +346,8 @@ impl ManageConnection for Manager {
 struct Connection {
     client: postgres::Client,
     statements: Statements,
+    /// A call found it ended by the database: the pool drops it.
+    lost: bool,
 }
 
 /// The store's statements prepared on one connection, by their text (a fixed set, so bounded).
@@ -450,6 +452,18 @@ fn is_transient(e: &StoreError) -> bool {
         .downcast_ref::<postgres::Error>()
         .and_then(postgres::Error::code)
         .is_some_and(|code| *code == SqlState::T_R_SERIALIZATION_FAILURE || *code == SqlState::T_R_DEADLOCK_DETECTED)
+}
+
+/// A connection the database ended or lost (terminated, restarted, network gone): nothing
+/// more can run on it.
+fn is_lost(e: &StoreError) -> bool {
+    let StoreError::Backend(source) = e else { return false };
+    let Some(e) = source.downcast_ref::<postgres::Error>() else { return false };
+    e.is_closed()
+        || e.code().is_some_and(|code| {
+            [SqlState::ADMIN_SHUTDOWN, SqlState::CRASH_SHUTDOWN, SqlState::CANNOT_CONNECT_NOW].contains(code)
+        })
+        || std::error::Error::source(e).is_some_and(|cause| cause.is::<std::io::Error>())
 }
 
 /// "host:port,.../dbname", for `Debug` and logs.
@@ -586,7 +600,8 @@ impl PostgresStore {
             // Connections open on demand, on the pool's own threads; idle ones close after 10 min.
             .min_idle(Some(0))
             .connection_timeout(options.checkout_timeout)
-            .test_on_check_out(true)
+            // Not tested when taken (a round trip per call): calls run again on a lost one.
+            .test_on_check_out(false)
             .build(Manager { config, tls: tls_connector(options.root_certificates.as_deref())? })
             .map_err(|e| StoreError::Backend(Box::new(e)))?;
         let store =
@@ -617,6 +632,35 @@ impl PostgresStore {
         let mut conn = self.connection()?;
         self.migrate_once(&mut conn.client)?;
         Ok(conn)
+    }
+
+    /// Run `f` (reads, or writes that may run twice) on a connection, and once more on a fresh
+    /// one when the first turns out to be lost (the database restarted or ended it). Taking a
+    /// connection from the pool does not test it; this does, without a round trip per call.
+    fn again_if_lost<T>(&self, f: impl Fn(&mut Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let mut conn = self.conn()?;
+        match f(&mut conn) {
+            Err(e) if is_lost(&e) => {
+                conn.lost = true;
+                drop(conn);
+                f(&mut *self.tested_conn()?)
+            }
+            other => other,
+        }
+    }
+
+    /// A connection that answers: after one was found lost, the others in the pool may be too
+    /// (a restart ends them all), so each is tried with an empty query, and dropped if it fails.
+    fn tested_conn(&self) -> Result<PooledConnection<Manager>, StoreError> {
+        for _ in 0..self.options.max_connections {
+            let mut conn = self.conn()?;
+            match conn.client.simple_query("") {
+                Ok(_) => return Ok(conn),
+                Err(_) => conn.lost = true,
+            }
+        }
+        // Every pooled one was lost; this one is new.
+        self.conn()
     }
 
     fn connection(&self) -> Result<PooledConnection<Manager>, StoreError> {
@@ -686,6 +730,13 @@ impl PostgresStore {
         loop {
             match Self::transaction(&mut conn, &mut body, &ran) {
                 Err(e) if attempt < MAX_ATTEMPTS && !ran.get() && is_transient(&e) => attempt += 1,
+                // Nothing was decided on a connection lost before the closure ran: a fresh one.
+                Err(e) if attempt < MAX_ATTEMPTS && !ran.get() && is_lost(&e) => {
+                    attempt += 1;
+                    conn.lost = true;
+                    drop(conn);
+                    conn = self.tested_conn()?;
+                }
                 other => return other,
             }
         }
@@ -979,17 +1030,17 @@ impl Store for PostgresStore {
     }
 
     fn partner(&self, id: &PartnerId) -> Result<Option<PartnerRecord>, StoreError> {
-        one(&mut *self.conn()?, SELECT_PARTNER, &[&id.as_bytes().as_slice()], partner_from_row)
+        self.again_if_lost(|c| one(c, SELECT_PARTNER, &[&id.as_bytes().as_slice()], partner_from_row))
     }
 
     fn partner_by_secret_key_hash(&self, hash: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError> {
         let sql = concat!("SELECT ", partner_columns!(), " FROM partners WHERE secret_key_hash = $1");
-        one(&mut *self.conn()?, sql, &[&hash.as_slice()], partner_from_row)
+        self.again_if_lost(|c| one(c, sql, &[&hash.as_slice()], partner_from_row))
     }
 
     fn partner_by_publishable_key(&self, key: &str) -> Result<Option<PartnerRecord>, StoreError> {
         let sql = concat!("SELECT ", partner_columns!(), " FROM partners WHERE publishable_key = $1");
-        one(&mut *self.conn()?, sql, &[&key], partner_from_row)
+        self.again_if_lost(|c| one(c, sql, &[&key], partner_from_row))
     }
 
     fn update_partner(
@@ -1010,19 +1061,20 @@ impl Store for PostgresStore {
     }
 
     fn count_partners(&self) -> Result<u64, StoreError> {
-        let n: i64 = one(&mut *self.conn()?, "SELECT COUNT(*) FROM partners", &[], |r| Ok(r.try_get(0)?))?.unwrap_or(0);
+        let n: i64 =
+            self.again_if_lost(|c| one(c, "SELECT COUNT(*) FROM partners", &[], |r| Ok(r.try_get(0)?)))?.unwrap_or(0);
         u64::try_from(n).map_err(|_| StoreError::Corrupt("negative count"))
     }
 
     fn contact(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<ContactRecord>, StoreError> {
         let key: [&(dyn ToSql + Sync); 2] = [&partner.as_bytes().as_slice(), &contact.as_bytes().as_slice()];
-        one(&mut *self.conn()?, SELECT_CONTACT, &key, contact_from_row)
+        self.again_if_lost(|c| one(c, SELECT_CONTACT, &key, contact_from_row))
     }
 
     fn contact_enabled(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<bool>, StoreError> {
         let key: [&(dyn ToSql + Sync); 2] = [&partner.as_bytes().as_slice(), &contact.as_bytes().as_slice()];
         let sql = "SELECT enabled FROM contacts WHERE partner_id = $1 AND contact_id = $2";
-        one(&mut *self.conn()?, sql, &key, |r| Ok(r.try_get::<_, bool>(0)?))
+        self.again_if_lost(|c| one(c, sql, &key, |r| Ok(r.try_get::<_, bool>(0)?)))
     }
 
     fn update_contact(
@@ -1062,7 +1114,7 @@ impl Store for PostgresStore {
     fn kyc_contacts_without_2fa(&self, partner: &PartnerId) -> Result<Vec<ContactId>, StoreError> {
         let sql = "SELECT contact_id FROM contacts WHERE partner_id = $1 AND kyc_passed AND NOT enabled \
                    ORDER BY contact_id";
-        all(&mut *self.conn()?, sql, &[&partner.as_bytes().as_slice()], |r| id(r, 0))
+        self.again_if_lost(|c| all(c, sql, &[&partner.as_bytes().as_slice()], |r| id(r, 0)))
     }
 
     fn contacts_with_secrets(
@@ -1072,31 +1124,31 @@ impl Store for PostgresStore {
     ) -> Result<Vec<(PartnerId, ContactId)>, StoreError> {
         let limit = to_sql_limit(limit);
         let key = |r: &Row| Ok((id(r, 0)?, id(r, 1)?));
-        let mut conn = self.conn()?;
-        match after {
+        self.again_if_lost(|conn| match after {
             None => all(
-                &mut *conn,
+                conn,
                 "SELECT partner_id, contact_id FROM contacts WHERE secret IS NOT NULL OR pending IS NOT NULL \
                  ORDER BY partner_id, contact_id LIMIT $1",
                 &[&limit],
                 key,
             ),
             Some((p, c)) => all(
-                &mut *conn,
+                conn,
                 "SELECT partner_id, contact_id FROM contacts WHERE (partner_id, contact_id) > ($1, $2) \
                  AND (secret IS NOT NULL OR pending IS NOT NULL) ORDER BY partner_id, contact_id LIMIT $3",
                 &[&p.as_bytes().as_slice(), &c.as_bytes().as_slice(), &limit],
                 key,
             ),
-        }
+        })
     }
 
     fn sealed_samples(&self, per_header: usize) -> Result<Vec<SealedSample>, StoreError> {
         let header = i32::try_from(KEY_HEADER_LEN).map_err(|_| backend("key header length out of range"))?;
         // One pass over the table: a start-up check, not a request path.
-        all(
-            &mut *self.conn()?,
-            "SELECT partner_id, contact_id, field, sealed FROM (
+        self.again_if_lost(|c| {
+            all(
+                c,
+                "SELECT partner_id, contact_id, field, sealed FROM (
                 SELECT partner_id, contact_id, 0 AS field, secret AS sealed,
                     row_number() OVER (PARTITION BY substring(secret FROM 1 FOR $2)) AS n
                 FROM contacts WHERE secret IS NOT NULL
@@ -1105,16 +1157,17 @@ impl Store for PostgresStore {
                     row_number() OVER (PARTITION BY substring(pending FROM 1 FOR $2))
                 FROM contacts WHERE pending IS NOT NULL
              ) AS samples WHERE n <= $1",
-            &[&to_sql_limit(per_header), &header],
-            |r| {
-                Ok(SealedSample {
-                    partner_id: id(r, 0)?,
-                    contact_id: id(r, 1)?,
-                    field: if r.try_get::<_, i32>(2)? == 0 { Field::Secret } else { Field::Pending },
-                    sealed: r.try_get(3)?,
-                })
-            },
-        )
+                &[&to_sql_limit(per_header), &header],
+                |r| {
+                    Ok(SealedSample {
+                        partner_id: id(r, 0)?,
+                        contact_id: id(r, 1)?,
+                        field: if r.try_get::<_, i32>(2)? == 0 { Field::Secret } else { Field::Pending },
+                        sealed: r.try_get(3)?,
+                    })
+                },
+            )
+        })
     }
 
     fn insert_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
@@ -1185,30 +1238,38 @@ impl Store for PostgresStore {
         candidate: ContactId,
     ) -> Result<ContactId, StoreError> {
         let p = partner.as_bytes().as_slice();
-        let mut conn = self.conn()?;
         // The insert waits for a racing one to commit, then does nothing; the next statement
         // (a new snapshot at READ COMMITTED) sees the row that won. Rows are never deleted, so
-        // the loop ends at once; it is bounded all the same.
-        for _ in 0..MAX_ATTEMPTS {
-            let inserted = one(
-                &mut *conn,
-                "INSERT INTO widget_emails (partner_id, email, contact_id) VALUES ($1, $2, $3) \
-                 ON CONFLICT (partner_id, email) DO NOTHING RETURNING contact_id",
-                &[&p, &email, &candidate.as_bytes().as_slice()],
-                |r| id(r, 0),
-            )?;
-            if let Some(contact) = inserted {
-                return Ok(contact);
+        // the loop ends at once; it is bounded all the same. Run again on a lost connection:
+        // an insert that did land is found by the next run's insert-or-read.
+        fn insert_or_read(
+            conn: &mut Connection,
+            p: &[u8],
+            email: &str,
+            candidate: ContactId,
+        ) -> Result<ContactId, StoreError> {
+            for _ in 0..MAX_ATTEMPTS {
+                let inserted = one(
+                    conn,
+                    "INSERT INTO widget_emails (partner_id, email, contact_id) VALUES ($1, $2, $3) \
+                     ON CONFLICT (partner_id, email) DO NOTHING RETURNING contact_id",
+                    &[&p, &email, &candidate.as_bytes().as_slice()],
+                    |r| id(r, 0),
+                )?;
+                if let Some(contact) = inserted {
+                    return Ok(contact);
+                }
+                if let Some(contact) = one(conn, SELECT_EMAIL, &[&p, &email], |r| id(r, 0))? {
+                    return Ok(contact);
+                }
             }
-            if let Some(contact) = one(&mut *conn, SELECT_EMAIL, &[&p, &email], |r| id(r, 0))? {
-                return Ok(contact);
-            }
+            Err(backend("the email's contact id could not be stored or read"))
         }
-        Err(backend("the email's contact id could not be stored or read"))
+        self.again_if_lost(|conn| insert_or_read(conn, p, email, candidate))
     }
 
     fn contact_by_email(&self, partner: &PartnerId, email: &str) -> Result<Option<ContactId>, StoreError> {
-        one(&mut *self.conn()?, SELECT_EMAIL, &[&partner.as_bytes().as_slice(), &email], |r| id(r, 0))
+        self.again_if_lost(|c| one(c, SELECT_EMAIL, &[&partner.as_bytes().as_slice(), &email], |r| id(r, 0)))
     }
 
     fn insert_order(&self, order: &OrderRecord) -> Result<(), StoreError> {
@@ -1217,7 +1278,7 @@ impl Store for PostgresStore {
 
     fn order(&self, partner: &PartnerId, id: &OrderId) -> Result<Option<OrderRecord>, StoreError> {
         let key: [&(dyn ToSql + Sync); 2] = [&id.as_bytes().as_slice(), &partner.as_bytes().as_slice()];
-        one(&mut *self.conn()?, SELECT_ORDER, &key, order_from_row)
+        self.again_if_lost(|c| one(c, SELECT_ORDER, &key, order_from_row))
     }
 
     fn update_order(
@@ -1247,16 +1308,15 @@ impl Store for PostgresStore {
         limit: usize,
     ) -> Result<Vec<OrderRecord>, StoreError> {
         let (p, c, limit) = (partner.as_bytes().as_slice(), contact.as_bytes().as_slice(), to_sql_limit(limit));
-        let mut conn = self.conn()?;
-        match before {
-            None => all(&mut *conn, ORDERS_FIRST_PAGE, &[&p, &c, &limit], order_from_row),
+        self.again_if_lost(|conn| match before {
+            None => all(conn, ORDERS_FIRST_PAGE, &[&p, &c, &limit], order_from_row),
             Some((created_at, id)) => all(
-                &mut *conn,
+                conn,
                 ORDERS_NEXT_PAGE,
                 &[&p, &c, &to_sql_u64(created_at), &id.as_bytes().as_slice(), &limit],
                 order_from_row,
             ),
-        }
+        })
     }
 
     fn append_audit(&self, e: &AuditEvent) -> Result<(), StoreError> {
@@ -1274,11 +1334,8 @@ impl Store for PostgresStore {
     }
 
     fn audit_log(&self) -> Result<Vec<AuditEvent>, StoreError> {
-        all(
-            &mut *self.conn()?,
-            "SELECT at, operator, action, partner_id, contact_id FROM audit_log ORDER BY id",
-            &[],
-            |r| {
+        self.again_if_lost(|c| {
+            all(c, "SELECT at, operator, action, partner_id, contact_id FROM audit_log ORDER BY id", &[], |r| {
                 Ok(AuditEvent {
                     at: time(r, 0)?,
                     operator: r.try_get(1)?,
@@ -1286,13 +1343,12 @@ impl Store for PostgresStore {
                     partner_id: id(r, 3)?,
                     contact_id: opt_id(r, 4)?,
                 })
-            },
-        )
+            })
+        })
     }
 
     fn ping(&self) -> Result<(), StoreError> {
-        self.conn()?.client.batch_execute("SELECT 1")?;
-        Ok(())
+        self.again_if_lost(|conn| Ok(conn.client.batch_execute("SELECT 1")?))
     }
 }
 
@@ -1567,6 +1623,44 @@ mod tests {
         client.execute("INSERT INTO schema_migrations (version, checksum) VALUES ($1, '\\x00')", &[&next]).unwrap();
         let err = PostgresStore::open_with(config, &late).unwrap_err();
         assert!(matches!(err, StoreError::Corrupt("database schema is newer than this library")), "{err}");
+    }
+
+    #[test]
+    fn calls_after_the_database_ended_the_connections_succeed() {
+        let (mut config, _) = schema();
+        config.application_name("rampart_lost_test");
+        let store =
+            PostgresStore::open_with(config.clone(), &PostgresOptions { max_connections: 2, ..quick() }).unwrap();
+        let (p, c) = (PartnerId::random(), ContactId::random());
+        let mut bump = |r: &mut ContactRecord| {
+            r.failures += 1;
+            true
+        };
+        store.update_contact(&p, &c, &mut bump).unwrap();
+        let mut admin = config.connect(postgres::NoTls).unwrap();
+        for round in 1..=3 {
+            let ended: i64 = admin
+                .query_one(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                     WHERE application_name = 'rampart_lost_test' AND pid <> pg_backend_pid()",
+                    &[],
+                )
+                .unwrap()
+                .get(0);
+            assert!(ended >= 1, "round {round}");
+            // The pooled connections are dead; reads and writes run again on fresh ones.
+            assert_eq!(store.contact(&p, &c).unwrap().unwrap().failures, round);
+            store.ping().unwrap();
+            admin
+                .query_one(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                     WHERE application_name = 'rampart_lost_test' AND pid <> pg_backend_pid()",
+                    &[],
+                )
+                .unwrap();
+            store.update_contact(&p, &c, &mut bump).unwrap();
+        }
+        assert_eq!(store.contact(&p, &c).unwrap().unwrap().failures, 4);
     }
 
     #[test]
