@@ -21,19 +21,19 @@ unit:
 	$(CARGO) test --workspace --locked
 
 pg:
-	@echo "== [3/9] PostgreSQL store: a throwaway cluster (initdb, pg_ctl), the store conformance and checkout suites' postgres cases, migrations, stores racing on one database"
+	@echo "== [3/9] PostgreSQL store: a throwaway cluster (initdb, pg_ctl, its own TLS CA); conformance and checkout suites, TLS, 50x200 threads, memory/SQLite/PostgreSQL equivalence, at rest; servers racing, killed, stopped, cut off, migrating together"
 	@$(MAKE) --no-print-directory pg-test
 
 c-abi:
-	@echo "== [4/9] C ABI: header drift, C tests (plain, valgrind, ASan+UBSan), C/C++ examples via pkg-config"
+	@echo "== [4/9] C ABI: header drift, C tests (plain, valgrind, ASan+UBSan; beside a throwaway PostgreSQL), C/C++ examples via pkg-config"
 	@$(MAKE) --no-print-directory c-test
 
 python:
-	@echo "== [5/9] Python binding: venv, maturin build, pytest (lifecycle, vectors, threads), mypy.stubtest"
+	@echo "== [5/9] Python binding: venv, maturin build, pytest (lifecycle, vectors, threads, PostgreSQL), mypy.stubtest"
 	@$(MAKE) --no-print-directory python-test
 
 node:
-	@echo "== [6/9] Node binding: npm install, napi build, index.d.ts drift, node --test (lifecycle, otplib, vectors, concurrency)"
+	@echo "== [6/9] Node binding: npm install, napi build, index.d.ts drift, node --test (lifecycle, otplib, vectors, concurrency, PostgreSQL)"
 	@$(MAKE) --no-print-directory node-test
 
 api:

@@ -297,11 +297,11 @@ for mode, floor_label, store_name, store_label in [
 print()
 labels = {
     "store_verify_commit": "store: `verify_2fa`",
-    "probe_verify_sql_as_store": "verify's SQL as the store sends it: checkout test, statements as text",
+    "probe_verify_sql_as_store": "verify's SQL as text, checkout test (the store's first version)",
     "probe_verify_sql_prepared_checkout_test": "verify's SQL prepared once per connection, checkout test",
     "probe_verify_sql_prepared": "verify's SQL prepared once per connection, no checkout test",
     "store_status": "store: `status_2fa`",
-    "probe_status_sql_as_store": "status's SQL as the store sends it",
+    "probe_status_sql_as_store": "status's SQL as text, checkout test (the store's first version)",
     "probe_status_sql_prepared_checkout_test": "status's SQL prepared once, checkout test",
     "probe_status_sql_prepared": "status's SQL prepared once, no checkout test",
 }

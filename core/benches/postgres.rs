@@ -23,8 +23,8 @@
 //! - `status`: `Service::status_2fa` of random contacts (the one-column point read).
 //! - `probes`: `ROUNDS` rounds, each running the store's verify and then (in an order that turns
 //!   each round) its SQL on one plain `postgres` client per thread with the store's session
-//!   settings and no pool: as the store sends it (a test query at checkout, then statements
-//!   given as text, each prepared, run and closed), prepared once per connection with the
+//!   settings and no pool: as the store's first version sent it (a test query at checkout,
+//!   then statements given as text, each prepared, run and closed), prepared once per connection with the
 //!   checkout test, and prepared without it; the same for status. `PROBE_DURATION` each. They
 //!   split the store's cost between round trips and the rest (pool, service, crypto).
 //!
