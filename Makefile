@@ -12,9 +12,11 @@ test: lint unit pg c-abi python node api widget e2e
 	@echo "== make test: all steps passed"
 
 lint:
-	@echo "== [1/9] format and lint (cargo fmt --check, clippy -D warnings)"
+	@echo "== [1/9] format and lint (cargo fmt --check, clippy -D warnings, cargo doc -D warnings, one version)"
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked --features rampart-core/postgres-tests,rampart-server/postgres-tests -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace --locked --features rampart-core/postgres -q
+	scripts/check-version.sh
 
 unit:
 	@echo "== [2/9] unit, integration and doc tests (cargo test)"

@@ -79,7 +79,7 @@
  * field's own status, as in every language: `RAMPART_STATUS_CONTACT_ID_INVALID` for a contact
  * id, `RAMPART_STATUS_ISSUER_INVALID` for an issuer, `RAMPART_STATUS_WIDGET_TEXT_INVALID` and
  * `RAMPART_STATUS_WIDGET_BUTTON_URL_INVALID` for the widget settings, otherwise
- * `RAMPART_STATUS_INVALID_INPUT` "<argument> must be valid Unicode text".
+ * `RAMPART_STATUS_INVALID_INPUT` `"<argument> must be valid Unicode text"`.
  */
 enum rampart_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -998,8 +998,8 @@ rampart_status rampart_service_widget_button_url(const struct rampart_service *s
  *
  * Errors: `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INVALID_INPUT`
  * with the last error naming the index or the argument, as `rampart_widget_check_origins`
- * ("widgetOrigins[1] must be https in production", "widgetOrigins[0] must be valid Unicode
- * text", "origins_json must be JSON text"); nothing is stored then.
+ * (`"widgetOrigins[1] must be https in production"`, `"widgetOrigins[0] must be valid Unicode
+ * text"`, `"origins_json must be JSON text"`); nothing is stored then.
  * `RAMPART_STATUS_PAYLOAD_TOO_LARGE`, `RAMPART_STATUS_INTERNAL` (storage).
  *
  * Ownership: `origins_json` is copied, never kept. On success `*out_origins_json` (if
@@ -1774,7 +1774,7 @@ rampart_status rampart_widget_script_snippet(const struct rampart_widget_validat
 /**
  * The iframe snippet on the canonical URL of valid options (either target): `width` and
  * `height` in CSS pixels (0 for the defaults 420 and 550), `title` the accessible title
- * (optional: "<Brand> purchase widget"; escaped), `lazy` adds `loading="lazy"`.
+ * (optional: `"<Brand> purchase widget"`; escaped), `lazy` adds `loading="lazy"`.
  *
  * Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL or non-UTF-8 arguments; `options_invalid`).
  * Ownership: on success `*out_html` receives a library string freed with
@@ -1814,9 +1814,9 @@ rampart_status rampart_widget_csp(const struct rampart_widget_config *config,
  * credentials or wildcard); at most 20, none twice, https only in production.
  *
  * Errors: `RAMPART_STATUS_INVALID_INPUT` with the last error naming the index
- * ("widgetOrigins[1] must be https in production", "widgetOrigins may list at most 20 origins",
- * "widgetOrigins[0] must be valid Unicode text" for bytes that are not UTF-8 or a lone
- * `\uD800` escape, "widgetOrigins[0] must be a string"), or the argument ("origins_json must be
+ * (`"widgetOrigins[1] must be https in production"`, `"widgetOrigins may list at most 20 origins"`,
+ * `"widgetOrigins[0] must be valid Unicode text"` for bytes that are not UTF-8 or a lone
+ * `\uD800` escape, `"widgetOrigins[0] must be a string"`), or the argument ("origins_json must be
  * JSON text", "... must be a JSON array of strings", "... must not be NULL"; an unknown
  * environment, a NULL `out_origins_json`); `RAMPART_STATUS_PAYLOAD_TOO_LARGE` beyond
  * `RAMPART_WIDGET_MAX_JSON_BYTES`.

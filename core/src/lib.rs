@@ -18,6 +18,7 @@
 //! # Ok::<(), rampart_core::Error>(())
 //! ```
 
+#![deny(missing_docs)]
 pub mod checkout;
 pub mod clock;
 pub mod crypto;

@@ -19,7 +19,7 @@
 //!   language gives to text that is not valid Unicode): `RAMPART_STATUS_CONTACT_ID_INVALID`,
 //!   `RAMPART_STATUS_ISSUER_INVALID`, `RAMPART_STATUS_WIDGET_TEXT_INVALID`,
 //!   `RAMPART_STATUS_WIDGET_BUTTON_URL_INVALID`, else `RAMPART_STATUS_INVALID_INPUT`
-//!   "<argument> must be valid Unicode text" (inside widget JSON the option path names it).
+//!   `"<argument> must be valid Unicode text"` (inside widget JSON the option path names it).
 //!   A token or sign-in code that is not UTF-8 is a wrong code (the token grammar never answers
 //!   400), a bearer credential, widget session token or publishable key that is not UTF-8 a bad
 //!   one (`unauthorized`, `session_expired`, `partner_not_found`), a URL `url_invalid`, an
@@ -36,6 +36,7 @@
 //!   kinds of the core: they come back as a status (mostly `RAMPART_STATUS_INVALID_INPUT`) with
 //!   the core's stable code in `rampart_last_error_code` (`widget.rs`).
 
+#![deny(missing_docs)]
 // The exported names are the C names.
 #![allow(non_camel_case_types)]
 

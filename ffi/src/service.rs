@@ -913,8 +913,8 @@ pub unsafe extern "C" fn rampart_service_widget_button_url(
 ///
 /// Errors: `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INVALID_INPUT`
 /// with the last error naming the index or the argument, as `rampart_widget_check_origins`
-/// ("widgetOrigins[1] must be https in production", "widgetOrigins[0] must be valid Unicode
-/// text", "origins_json must be JSON text"); nothing is stored then.
+/// (`"widgetOrigins[1] must be https in production"`, `"widgetOrigins[0] must be valid Unicode
+/// text"`, `"origins_json must be JSON text"`); nothing is stored then.
 /// `RAMPART_STATUS_PAYLOAD_TOO_LARGE`, `RAMPART_STATUS_INTERNAL` (storage).
 ///
 /// Ownership: `origins_json` is copied, never kept. On success `*out_origins_json` (if

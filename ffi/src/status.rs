@@ -233,7 +233,7 @@ use rampart_core::ErrorKind;
 /// field's own status, as in every language: `RAMPART_STATUS_CONTACT_ID_INVALID` for a contact
 /// id, `RAMPART_STATUS_ISSUER_INVALID` for an issuer, `RAMPART_STATUS_WIDGET_TEXT_INVALID` and
 /// `RAMPART_STATUS_WIDGET_BUTTON_URL_INVALID` for the widget settings, otherwise
-/// `RAMPART_STATUS_INVALID_INPUT` "<argument> must be valid Unicode text".
+/// `RAMPART_STATUS_INVALID_INPUT` `"<argument> must be valid Unicode text"`.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(non_camel_case_types, clippy::upper_case_acronyms)]

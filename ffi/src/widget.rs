@@ -899,7 +899,7 @@ pub unsafe extern "C" fn rampart_widget_script_snippet(
 
 /// The iframe snippet on the canonical URL of valid options (either target): `width` and
 /// `height` in CSS pixels (0 for the defaults 420 and 550), `title` the accessible title
-/// (optional: "<Brand> purchase widget"; escaped), `lazy` adds `loading="lazy"`.
+/// (optional: `"<Brand> purchase widget"`; escaped), `lazy` adds `loading="lazy"`.
 ///
 /// Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL or non-UTF-8 arguments; `options_invalid`).
 /// Ownership: on success `*out_html` receives a library string freed with
@@ -976,9 +976,9 @@ pub unsafe extern "C" fn rampart_widget_csp(
 /// credentials or wildcard); at most 20, none twice, https only in production.
 ///
 /// Errors: `RAMPART_STATUS_INVALID_INPUT` with the last error naming the index
-/// ("widgetOrigins[1] must be https in production", "widgetOrigins may list at most 20 origins",
-/// "widgetOrigins[0] must be valid Unicode text" for bytes that are not UTF-8 or a lone
-/// `\uD800` escape, "widgetOrigins[0] must be a string"), or the argument ("origins_json must be
+/// (`"widgetOrigins[1] must be https in production"`, `"widgetOrigins may list at most 20 origins"`,
+/// `"widgetOrigins[0] must be valid Unicode text"` for bytes that are not UTF-8 or a lone
+/// `\uD800` escape, `"widgetOrigins[0] must be a string"`), or the argument ("origins_json must be
 /// JSON text", "... must be a JSON array of strings", "... must not be NULL"; an unknown
 /// environment, a NULL `out_origins_json`); `RAMPART_STATUS_PAYLOAD_TOO_LARGE` beyond
 /// `RAMPART_WIDGET_MAX_JSON_BYTES`.
