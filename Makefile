@@ -6,49 +6,53 @@ export CARGO_TARGET_DIR ?= $(HOME)/.cache/rampart-target
 export CARGO_TERM_COLOR ?= never
 CARGO ?= cargo
 
-.PHONY: test lint unit pg c-abi python node api widget e2e bench run fmt
+.PHONY: test lint unit pg c-abi python node api widget e2e dist-step bench run fmt
 
-test: lint unit pg c-abi python node api widget e2e
+test: lint unit pg c-abi python node api widget e2e dist-step
 	@echo "== make test: all steps passed"
 
 lint:
-	@echo "== [1/9] format and lint (cargo fmt --check, clippy -D warnings, cargo doc -D warnings, one version)"
+	@echo "== [1/10] format and lint (cargo fmt --check, clippy -D warnings, cargo doc -D warnings, one version)"
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked --features rampart-core/postgres-tests,rampart-server/postgres-tests -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace --locked --features rampart-core/postgres -q
 	scripts/check-version.sh
 
 unit:
-	@echo "== [2/9] unit, integration and doc tests (cargo test)"
+	@echo "== [2/10] unit, integration and doc tests (cargo test)"
 	$(CARGO) test --workspace --locked
 
 pg:
-	@echo "== [3/9] PostgreSQL store: a throwaway cluster (initdb, pg_ctl, its own TLS CA); conformance and checkout suites, TLS, 50x200 threads, memory/SQLite/PostgreSQL equivalence, at rest; servers racing, killed, stopped, cut off, migrating together"
+	@echo "== [3/10] PostgreSQL store: a throwaway cluster (initdb, pg_ctl, its own TLS CA); conformance and checkout suites, TLS, 50x200 threads, memory/SQLite/PostgreSQL equivalence, at rest; servers racing, killed, stopped, cut off, migrating together"
 	@$(MAKE) --no-print-directory pg-test
 
 c-abi:
-	@echo "== [4/9] C ABI: header drift, C tests (plain, valgrind, ASan+UBSan; beside a throwaway PostgreSQL), C/C++ examples via pkg-config"
+	@echo "== [4/10] C ABI: header drift, C tests (plain, valgrind, ASan+UBSan; beside a throwaway PostgreSQL), C/C++ examples via pkg-config"
 	@$(MAKE) --no-print-directory c-test
 
 python:
-	@echo "== [5/9] Python binding: venv, maturin build, pytest (lifecycle, vectors, threads, PostgreSQL), mypy.stubtest"
+	@echo "== [5/10] Python binding: venv, maturin build, pytest (lifecycle, vectors, threads, PostgreSQL), mypy.stubtest, the FastAPI example over HTTP"
 	@$(MAKE) --no-print-directory python-test
 
 node:
-	@echo "== [6/9] Node binding: npm install, napi build, index.d.ts drift, node --test (lifecycle, otplib, vectors, concurrency, PostgreSQL)"
+	@echo "== [6/10] Node binding: npm install, napi build, index.d.ts drift, node --test (lifecycle, otplib, vectors, concurrency, PostgreSQL), the Express example over HTTP"
 	@$(MAKE) --no-print-directory node-test
 
 api:
-	@echo "== [7/9] HTTP API: schemathesis against the running server's /openapi.json (every check, fixed seed)"
+	@echo "== [7/10] HTTP API: schemathesis against the running server's /openapi.json (every check, fixed seed)"
 	@$(MAKE) --no-print-directory api-test
 
 widget:
-	@echo "== [8/9] Widget loader: npm ci, esbuild build, widget/dist drift, node --test (URL vectors, envelope, loader in a fake DOM, gzip -9 budget, tsc --strict)"
+	@echo "== [8/10] Widget loader: npm ci, esbuild build, widget/dist drift, node --test (URL vectors, envelope, loader in a fake DOM, gzip -9 budget, tsc --strict)"
 	@$(MAKE) --no-print-directory widget-test
 
 e2e:
-	@echo "== [9/9] Widget in Chromium: the real server, partner pages on other origins, playwright-core (loader errors, iframe vs /v1/widget/url, origins and approval, messages, escaping, secret keys, 320 px, axe-core light and dark, keyboard only)"
+	@echo "== [9/10] Widget in Chromium: the real server, partner pages on other origins, playwright-core (loader errors, iframe vs /v1/widget/url, origins and approval, messages, escaping, secret keys, 320 px, axe-core light and dark, keyboard only)"
 	@$(MAKE) --no-print-directory widget-e2e
+
+dist-step:
+	@echo "== [10/10] Distribution: the C and server tarballs packed twice (byte-identical), then installed where no cargo is on PATH: C/C++ examples via pkg-config under valgrind, the server's curl walkthrough and SIGTERM"
+	@$(MAKE) --no-print-directory dist-test
 
 bench:
 	$(CARGO) bench -p rampart-core --bench core
@@ -66,3 +70,4 @@ include mk/node.mk
 include mk/widget.mk
 include mk/api.mk
 include mk/fuzz.mk
+include mk/dist.mk

@@ -29,6 +29,8 @@ C_SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 PREFIX ?= /usr/local
 # Cargo profile for `make install`: release, or dev (output dir debug) for a quick local copy.
 FFI_PROFILE ?= release
+# The prefix rampart.pc names: PREFIX, or `${pcfiledir}/../..` in the relocatable C tarball.
+PC_PREFIX ?= $(PREFIX)
 FFI_OUT = $(CARGO_TARGET_DIR)/$(if $(filter dev,$(FFI_PROFILE)),debug,$(FFI_PROFILE))
 FFI_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 FFI_MAJOR := $(firstword $(subst ., ,$(FFI_VERSION)))
@@ -119,7 +121,7 @@ install:
 	ln -sf librampart.so.$(FFI_VERSION) $(DESTDIR)$(PREFIX)/lib/librampart.so.$(FFI_MAJOR)
 	ln -sf librampart.so.$(FFI_MAJOR) $(DESTDIR)$(PREFIX)/lib/librampart.so
 	install -m 644 include/rampart.h $(DESTDIR)$(PREFIX)/include/rampart.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(FFI_VERSION)|' ffi/rampart.pc.in \
+	sed -e 's|@PREFIX@|$(PC_PREFIX)|' -e 's|@VERSION@|$(FFI_VERSION)|' ffi/rampart.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/rampart.pc
 
 # Not part of `make test`: a release build and a timing run.
