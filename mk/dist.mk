@@ -1,6 +1,6 @@
-# Artifacts a partner installs without a Rust toolchain, in dist/ (issue: distribution). So far:
-# the C library and the server, as tarballs; reproducible (sorted, owner 0, mtimes and gzip
-# header from the last commit).
+# Artifacts a partner installs without a Rust toolchain, in dist/. So far: the C library and the
+# server, as tarballs; stripped (the release profile keeps line tables for profiling, which would
+# triple their size); reproducible (sorted, owner 0, mtimes and gzip header from the last commit).
 #
 #   make dist                       release builds into dist/
 #   make dist-test                  what `make test` runs: the same recipes (dev profile, into a
@@ -34,6 +34,8 @@ dist-c:
 	@rm -rf $(DIST_DIR)/stage/$(DIST_C) && mkdir -p $(DIST_DIR)/stage
 	@$(MAKE) --no-print-directory install FFI_PROFILE=$(DIST_PROFILE) PREFIX= \
 	  DESTDIR=$(abspath $(DIST_DIR))/stage/$(DIST_C) PC_PREFIX='$$$${pcfiledir}/../..' >/dev/null
+	strip --strip-unneeded $(DIST_DIR)/stage/$(DIST_C)/lib/librampart.so.$(FFI_VERSION)
+	strip --strip-debug $(DIST_DIR)/stage/$(DIST_C)/lib/librampart.a
 	install -m 644 LICENSE $(DIST_DIR)/stage/$(DIST_C)/LICENSE
 	install -m 644 ffi/README.md $(DIST_DIR)/stage/$(DIST_C)/README.md
 	$(DIST_TAR) -C $(DIST_DIR)/stage -cf - $(DIST_C) | gzip -9n > $(DIST_DIR)/$(DIST_C).tar.gz
@@ -42,6 +44,7 @@ dist-server:
 	$(CARGO) build -p rampart-server --bin rampart-server --locked --profile $(DIST_PROFILE)
 	@rm -rf $(DIST_DIR)/stage/$(DIST_SERVER) && mkdir -p $(DIST_DIR)/stage/$(DIST_SERVER)/share/rampart
 	install -D -m 755 $(DIST_BIN)/rampart-server $(DIST_DIR)/stage/$(DIST_SERVER)/bin/rampart-server
+	strip $(DIST_DIR)/stage/$(DIST_SERVER)/bin/rampart-server
 	install -m 644 examples/server/deploy/rampart-server.service examples/server/deploy/Dockerfile \
 	  $(DIST_DIR)/stage/$(DIST_SERVER)/share/rampart/
 	install -m 644 LICENSE $(DIST_DIR)/stage/$(DIST_SERVER)/LICENSE
