@@ -278,7 +278,7 @@ impl Database {
         match self {
             Self::Memory => Place::Memory,
             Self::File(path) => Place::File(path.clone()),
-            Self::Postgres(url) => Place::Postgres(describe_url(url)),
+            Self::Postgres(url) => Place::Postgres(PostgresStore::redact_url(url)),
         }
     }
 }
@@ -288,19 +288,6 @@ enum Place {
     Memory,
     File(PathBuf),
     Postgres(String),
-}
-
-/// A PostgreSQL URL without what may be secret: the password becomes `***`, the query and
-/// fragment (`?password=...`, `sslrootcert=...`) go; a URL that does not parse is not shown.
-fn describe_url(text: &str) -> String {
-    const HIDDEN: &str = "a postgres:// URL (not shown)";
-    let Ok(mut url) = url::Url::parse(text) else { return HIDDEN.to_owned() };
-    if url.password().is_some() && url.set_password(Some("***")).is_err() {
-        return HIDDEN.to_owned();
-    }
-    url.set_query(None);
-    url.set_fragment(None);
-    url.to_string()
 }
 
 /// Rampart over a SQLite file, a PostgreSQL database shared with other services (a

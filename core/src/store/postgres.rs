@@ -622,6 +622,20 @@ impl PostgresStore {
         self.migrated.load(Ordering::Acquire)
     }
 
+    /// A connection URL as it may be shown (logs, messages, a binding's `repr`): the password
+    /// as `***`, no query or fragment (they may carry `password=` or file paths); a text that
+    /// does not parse as a URL is not shown at all.
+    pub fn redact_url(text: &str) -> String {
+        const HIDDEN: &str = "a postgres:// URL (not shown)";
+        let Ok(mut url) = url::Url::parse(text) else { return HIDDEN.to_owned() };
+        if url.password().is_some() && url.set_password(Some("***")).is_err() {
+            return HIDDEN.to_owned();
+        }
+        url.set_query(None);
+        url.set_fragment(None);
+        url.to_string()
+    }
+
     /// The options the store was opened with.
     pub fn options(&self) -> &PostgresOptions {
         &self.options

@@ -294,16 +294,7 @@ impl Db {
     fn describe(&self) -> String {
         match self {
             Db::File(path) => path.display().to_string(),
-            Db::Postgres(text) => match url::Url::parse(text) {
-                Ok(mut url) => {
-                    if url.password().is_some() {
-                        let _ = url.set_password(Some("***"));
-                    }
-                    url.set_query(None);
-                    url.to_string()
-                }
-                Err(_) => "a postgres:// URL".to_owned(),
-            },
+            Db::Postgres(text) => PostgresStore::redact_url(text),
         }
     }
 
