@@ -1,6 +1,7 @@
-# The widget (widget/): the loader (rampart.js) and the page (index.html, page.js, page.css).
+# The widget (widget/): the loader (rampart.js), the page (index.html, page.js, page.css) and
+# the npm package @rampart/widget (widget/dist/npm: the loader as a module for bundlers).
 # npm ci from the committed package-lock.json (typescript and esbuild, pinned; the lock lists
-# every esbuild platform package, so npm ci works anywhere), both built by esbuild into a
+# every esbuild platform package, so npm ci works anywhere), all built by esbuild into a
 # scratch directory and compared with the committed widget/dist (drift, every file), then
 # node's built-in test runner. Idempotent: npm runs only when the lock file changed.
 
@@ -10,7 +11,7 @@ WIDGET_DIR := widget
 WIDGET_GEN ?= $(CARGO_TARGET_DIR)/widget-gen
 WIDGET_STAMP := $(WIDGET_DIR)/node_modules/.rampart-lock
 
-.PHONY: widget-test widget-deps widget-build widget-drift widget-e2e widget-e2e-tools widget-screenshots widget-bench
+.PHONY: widget-test widget-deps widget-build widget-drift widget-pack widget-e2e widget-e2e-tools widget-screenshots widget-bench
 
 widget-deps:
 	@if ! cmp -s "$(WIDGET_DIR)/package-lock.json" "$(WIDGET_STAMP)"; then \
@@ -19,7 +20,8 @@ widget-deps:
 	  cp "$(WIDGET_DIR)/package-lock.json" "$(WIDGET_STAMP)"; fi
 
 # Rewrites the committed widget/dist (rampart.js, rampart.js.sri, rampart.d.ts, index.html,
-# page.js, page.css).
+# page.js, page.css, and npm/: index.js, index.cjs, index.d.ts, index.d.cts, package.json,
+# README.md, LICENSE).
 widget-build: widget-deps
 	$(NODE) $(WIDGET_DIR)/scripts/build.mjs $(WIDGET_DIR)/dist
 
@@ -31,10 +33,22 @@ widget-drift: widget-deps
 	  { echo "widget/dist is stale: run 'make widget-build' and commit widget/dist"; exit 1; }
 
 widget-test: widget-drift
-	@echo "-- node --test (url vectors, envelope, loader and page in fake DOMs, origin rule, gzip budgets, contrast, tsc --strict)"
+	@echo "-- node --test (url vectors, envelope, loader, npm module and page in fake DOMs, origin rule, gzip budgets, contrast, tsc --strict, npm pack and install)"
 	cd $(WIDGET_DIR) && RAMPART_WIDGET_DIST="$(WIDGET_GEN)" $(NODE) --test --test-reporter=spec test/*.test.mjs
 	@echo "-- widget/v1/rampart.js: $$(wc -c < "$(WIDGET_GEN)/rampart.js") bytes, $$(gzip -9 -n -c "$(WIDGET_GEN)/rampart.js" | wc -c) bytes gzip -9 (budget 4096)"
+	@echo "-- npm module @rampart/widget: index.js $$(wc -c < "$(WIDGET_GEN)/npm/index.js") bytes, $$(gzip -9 -n -c "$(WIDGET_GEN)/npm/index.js" | wc -c) bytes gzip -9 (not minified: the partner's bundler minifies)"
 	@echo "-- widget page: page.js $$(wc -c < "$(WIDGET_GEN)/page.js") bytes, page.css $$(wc -c < "$(WIDGET_GEN)/page.css") bytes, index.html $$(wc -c < "$(WIDGET_GEN)/index.html") bytes; $$(( $$(gzip -9 -n -c "$(WIDGET_GEN)/page.js" | wc -c) + $$(gzip -9 -n -c "$(WIDGET_GEN)/page.css" | wc -c) + $$(gzip -9 -n -c "$(WIDGET_GEN)/index.html" | wc -c) )) bytes gzip -9 in all (budget 61440)"
+
+# The npm package as a tarball: `npm pack` of the committed widget/dist/npm once the drift check
+# has shown it is what the sources build (the package's LICENSE is the repository's, copied by
+# the build and so drift-checked too). npm pack writes fixed mtimes, so the same commit and npm
+# version give the same bytes. Writes $(WIDGET_PACK_DIR)/rampart-widget-VERSION.tgz.
+WIDGET_PACK_DIR ?= dist
+
+widget-pack: widget-drift
+	@mkdir -p "$(WIDGET_PACK_DIR)"
+	cd $(WIDGET_DIR)/dist/npm && $(NPM) pack --pack-destination "$(abspath $(WIDGET_PACK_DIR))" --loglevel=error --json > /dev/null
+	@echo "-- $(WIDGET_PACK_DIR)/rampart-widget-$$(cd $(WIDGET_DIR)/dist/npm && $(NODE) -p 'require("./package.json").version').tgz"
 
 # End to end in a real browser (widget/e2e): Debian's Chromium (installed when missing; no
 # browser is ever downloaded) driven by playwright-core, against the real rampart-server binary

@@ -178,15 +178,23 @@ function certificate(dir) {
 
 /**
  * A partner site: serves `fixtures/` on `host` (a loopback address) port 0 (http, or https with a self-signed
- * certificate). A page's `{{LOADER}}` is the loader URL of the widget server named by the
- * query's `server` (a loopback http origin), and `{{Q:name}}` a query value, HTML-escaped.
+ * certificate), and the files given to `put` (built by a test). A page's `{{LOADER}}` is the
+ * loader URL of the widget server named by the query's `server` (a loopback http origin), and
+ * `{{Q:name}}` a query value, HTML-escaped.
  */
 export async function startPartnerSite({ https = false, dir, host = "127.0.0.1" } = {}) {
+  const built = new Map();
   const handler = (req, res) => {
     const url = new URL(req.url, "http://x");
     const name = url.pathname.slice(1) || "partner.html";
     if (!/^[a-z0-9-]+\.(html|js)$/.test(name)) {
       res.writeHead(404).end();
+      return;
+    }
+    if (built.has(name)) {
+      const type = name.endsWith(".js") ? "text/javascript; charset=utf-8" : "text/html; charset=utf-8";
+      res.writeHead(200, { "Content-Type": type, "Cache-Control": "no-store" });
+      res.end(built.get(name));
       return;
     }
     let text;
@@ -218,6 +226,10 @@ export async function startPartnerSite({ https = false, dir, host = "127.0.0.1" 
   const origin = `${https ? "https" : "http"}://${host}:${server.address().port}`;
   return {
     origin,
+    /** Serves `text` as `name`, as it is (in place of a fixture of that name). */
+    put(name, text) {
+      built.set(name, text);
+    },
     /** The URL of fixture `name` using the loader of widget server `widget`. */
     url(name, widget, query = {}) {
       const params = new URLSearchParams({ server: widget.base, ...query });

@@ -1,23 +1,52 @@
 // The loader in Chromium against the real server (sandbox): the global and render's coded
 // errors, the iframe's attributes against POST /v1/widget/url, which messages reach onEvent,
-// escaping of hostile option text, and secret keys refused before any request.
+// escaping of hostile option text, secret keys refused before any request, and the npm module
+// (@rampart/widget) bundled by esbuild into a partner's page giving the script's iframe.
 import assert from "node:assert/strict";
+import { cpSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { before, describe, test } from "node:test";
+import { build } from "esbuild";
 import {
   BTC_ADDRESS,
   ETH_ADDRESS,
   TEST_TIMEOUT,
+  WIDGET_DIR,
   api,
+  cleanup,
   events,
   heading,
   openPage,
   render,
   sandboxSuite,
+  tempDir,
   waitForEvents,
   widgetFrame,
 } from "./harness.mjs";
 
 const T = { timeout: TEST_TIMEOUT };
+
+/**
+ * A partner's app bundled as partners do: @rampart/widget (the committed dist/npm) installed in
+ * a fresh project's node_modules, an app importing it, esbuild. The app hands `render` to
+ * fixtures/partner.js (as `partner.api`), which the test drives.
+ */
+async function npmBundle() {
+  const dir = tempDir("rampart-e2e-npm-");
+  try {
+    cpSync(join(WIDGET_DIR, "dist", "npm"), join(dir, "node_modules", "@rampart", "widget"), { recursive: true });
+    writeFileSync(join(dir, "app.js"), 'import { render, RampartWidgetError } from "@rampart/widget";\nwindow.partner.api = { render, RampartWidgetError };\n');
+    const result = await build({ absWorkingDir: dir, entryPoints: ["app.js"], bundle: true, format: "iife", platform: "browser", target: "es2019", minify: true, write: false, logLevel: "warning" });
+    return result.outputFiles[0].text;
+  } finally {
+    cleanup(dir);
+  }
+}
+
+/** An iframe element's attributes. */
+function attributes(element) {
+  return element.evaluate((f) => Object.fromEntries([...f.attributes].map((a) => [a.name, a.value])));
+}
 
 describe("loader in Chromium (sandbox server)", () => {
   const suite = sandboxSuite("rampart-e2e-loader-", { sites: 2 });
@@ -271,6 +300,57 @@ describe("loader in Chromium (sandbox server)", () => {
       assert.deepEqual(await events(p.page), []);
       const everything = JSON.stringify([p.seen.requests, p.seen.console, await p.page.evaluate(() => partner.raw)]);
       assert.ok(!everything.includes(secret.slice(11)), "the key is in no URL, console line or message");
+      p.assertClean(assert);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test("7. the npm module in a partner's esbuild bundle: no global, the script loader's iframe, ready", T, async () => {
+    site.put("npm-bundle.js", await npmBundle());
+    const options = {
+      publicKey: partner.publicKey,
+      clientName: "Acme Shop",
+      tokens: "btc,eth",
+      receiveAddress: { btc: BTC_ADDRESS },
+      currencies: "eur",
+      amount: "50",
+      darkTheme: true,
+    };
+    const built = await api(server, "POST", "/v1/widget/url", partner.secretKey, options);
+    // The script loader, for the same options.
+    const s = await openPage(browser);
+    let scriptFrame;
+    try {
+      await s.page.goto(site.url("partner.html", server), { waitUntil: "load" });
+      const handle = await render(s.page, { targetContainerId: "buy", ...options });
+      assert.equal(handle.url, built.url);
+      scriptFrame = await attributes((await widgetFrame(s.page, handle.url)).element);
+    } finally {
+      await s.close();
+    }
+    const p = await openPage(browser);
+    try {
+      await p.page.goto(site.url("npm-partner.html", server), { waitUntil: "load" });
+      const added = await p.page.evaluate(() => Object.getOwnPropertyNames(window).filter((n) => partner.globalsBefore.indexOf(n) < 0));
+      assert.deepEqual(added, ["partner"], "the bundle defines no global");
+      const handle = await render(p.page, { targetContainerId: "buy", widgetServer: server.base, ...options });
+      assert.equal(handle.ok, true, JSON.stringify(handle));
+      assert.equal(handle.url, built.url, "the canonical URL, without widgetServer");
+      const { element } = await widgetFrame(p.page, handle.url);
+      assert.deepEqual(await attributes(element), scriptFrame, "the same iframe as the script loader's");
+      const got = await waitForEvents(p.page, () => partner.events.some((e) => e.type === "ready"));
+      assert.deepEqual(got.find((e) => e.type === "ready"), {
+        container: "buy",
+        keys: ["instanceId", "payload", "type"],
+        type: "ready",
+        payload: { url: built.url },
+        instanceId: handle.instanceId,
+      });
+      // The module's own check, thrown as the bundle's RampartWidgetError.
+      const wrong = await render(p.page, { targetContainerId: "buy2", publicKey: partner.publicKey, widgetServer: server.base + "/widget/" });
+      assert.deepEqual([wrong.code, wrong.path, wrong.rampartError, wrong.iframes], ["option_invalid", "widgetServer", true, 1]);
+      assert.deepEqual(p.seen.requests.filter((u) => u.endsWith("/rampart.js")), [], "no loader script requested");
       p.assertClean(assert);
     } finally {
       await p.close();

@@ -5,7 +5,8 @@
 // nothing itself: the iframe (on the loader's own origin) is its only traffic.
 //
 // The declaration partners use is widget/types/rampart.d.ts (copied to dist/rampart.d.ts);
-// test/types/api-check.ts keeps it and this file in agreement.
+// test/types/api-check.ts keeps it and this file in agreement. The npm module (module.ts) is
+// this same code without the global.
 
 import { acceptMessage, envelope, type Payload, type ReceiverState, type PageMessageType } from "./envelope";
 import { buildUrl, encode, widgetRoot } from "./url";
@@ -19,14 +20,19 @@ export const READY_TIMEOUT_MS = 10000;
 /** How long a loaded frame has to answer `hello` before it counts as blocked. */
 export const ANSWER_TIMEOUT_MS = 3000;
 
-/** The codes `render` throws. */
+/**
+ * The codes `render` throws: `script_url_unknown` only from rampart.js (no `<script src>`),
+ * `no_browser` only from the npm module (called where there is no `window`, e.g. during
+ * server-side rendering).
+ */
 export type ErrorCode =
   | "container_missing"
   | "container_invalid"
   | "container_in_use"
   | "secret_key"
   | "option_invalid"
-  | "script_url_unknown";
+  | "script_url_unknown"
+  | "no_browser";
 
 /** The codes of the loader's own `error` events. */
 export type FailureCode = "timeout" | "not_approved" | "frame_blocked" | "csp_blocked";
@@ -338,7 +344,10 @@ function currentScriptUrl(): string | undefined {
 
 // Define the global once, and only in a browser: where there is no `window` (server-side
 // rendering) the file does nothing; a second copy of the script leaves the first in place.
-if (typeof window !== "undefined" && typeof document !== "undefined") {
+// SCRIPT_ONLY marks the one statement the npm module (module.ts) leaves out: scripts/build.mjs
+// builds it with `dropLabels: ["SCRIPT_ONLY"]`, so importing it defines no global. (A label,
+// not a second entry file, keeps rampart.js byte for byte what it was: its SRI is published.)
+SCRIPT_ONLY: if (typeof window !== "undefined" && typeof document !== "undefined") {
   const host = window as unknown as { Rampart?: unknown };
   if (!host.Rampart) host.Rampart = Object.freeze(createApi(currentScriptUrl()));
 }

@@ -1,14 +1,15 @@
 // The built artefacts: the gzip -9 budget (SPEC 6.1: at most 4096 bytes), the .sri line, the
-// declaration copied into dist, and `tsc --noEmit --strict` over the sources, the declaration
-// and the check that they agree (test/types/api-check.ts).
+// declaration copied into dist, the npm package's files (dist/npm), and `tsc --noEmit --strict`
+// over the sources, the declarations and the checks that they agree (test/types/api-check.ts
+// for the global, test/types/module-check.ts for the npm module).
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { gzipSync } from "node:zlib";
-import { DIST_DIR, WIDGET_DIR } from "./helpers.mjs";
+import { DIST_DIR, NPM_DIR, REPO_DIR, WIDGET_DIR } from "./helpers.mjs";
 
 const BUDGET = 4096;
 const js = readFileSync(join(DIST_DIR, "rampart.js"));
@@ -42,7 +43,29 @@ test("rampart.js is an ES2019 script that names no node or test helper", () => {
   assert.ok(!/\b(require|process|module\.exports)\b/.test(text));
 });
 
-test("tsc --noEmit --strict passes on the sources and the declaration", () => {
+test("dist/npm is the package: the module, npm/'s hand-written files, the repository's LICENSE", () => {
+  assert.deepEqual(readdirSync(NPM_DIR).sort(), ["LICENSE", "README.md", "index.cjs", "index.d.cts", "index.d.ts", "index.js", "package.json"]);
+  const read = (path) => readFileSync(path, "utf8");
+  for (const file of ["package.json", "README.md", "index.d.ts"]) assert.equal(read(join(NPM_DIR, file)), read(join(WIDGET_DIR, "npm", file)), file);
+  assert.equal(read(join(NPM_DIR, "index.d.cts")), read(join(WIDGET_DIR, "npm", "index.d.ts")));
+  assert.equal(read(join(NPM_DIR, "LICENSE")), read(join(REPO_DIR, "LICENSE")));
+  assert.match(read(join(NPM_DIR, "LICENSE")), /Apache License\s+Version 2\.0/);
+  const manifest = JSON.parse(read(join(WIDGET_DIR, "npm", "package.json")));
+  assert.equal(manifest.version, JSON.parse(read(join(WIDGET_DIR, "package.json"))).version);
+});
+
+test("the npm module is ES2019, ASCII, has no global and no network API", () => {
+  for (const file of ["index.js", "index.cjs"]) {
+    const text = readFileSync(join(NPM_DIR, file), "utf8");
+    assert.ok(/^[\x09\x0a\x20-\x7e]*$/.test(text), `${file}: ASCII only`);
+    assert.ok(!/\?\?|\?\.[^0-9]/.test(text.replace(/"(?:[^"\\]|\\.)*"/g, '""')), `${file}: no ES2020 operators`);
+    assert.ok(!/currentScript|\.Rampart\b|SCRIPT_ONLY/.test(text), `${file}: the global's statement is dropped`);
+    for (const api of ["fetch", "XMLHttpRequest", "sendBeacon", "WebSocket", "EventSource", "import(", "Image"]) assert.ok(!text.includes(api), `${file}: ${api}`);
+  }
+  assert.match(readFileSync(join(NPM_DIR, "index.js"), "utf8"), /\nexport \{\n {2}RampartWidgetError,\n {2}render\n\};\n$/);
+});
+
+test("tsc --noEmit --strict passes on the sources and the declarations (global and npm module)", () => {
   const tsc = join(WIDGET_DIR, "node_modules/typescript/bin/tsc");
   const run = spawnSync(process.execPath, [tsc, "--noEmit", "--strict", "-p", join(WIDGET_DIR, "tsconfig.json")], { encoding: "utf8" });
   assert.equal(run.status, 0, run.stdout + run.stderr);

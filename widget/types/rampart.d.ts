@@ -13,14 +13,18 @@ declare namespace Rampart {
     | "close"
     | "error";
 
-  /** The codes `render` throws, as `RampartWidgetError.code`. */
+  /**
+   * The codes `render` throws, as `RampartWidgetError.code`. `no_browser` is the npm module's
+   * only (@rampart/widget, called during server-side rendering); this script never throws it.
+   */
   type ErrorCode =
     | "container_missing"
     | "container_invalid"
     | "container_in_use"
     | "secret_key"
     | "option_invalid"
-    | "script_url_unknown";
+    | "script_url_unknown"
+    | "no_browser";
 
   /** The loader's own failures, as `{type: "error", payload: {code, message}}` events. */
   type FailureCode = "timeout" | "not_approved" | "frame_blocked" | "csp_blocked";
