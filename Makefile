@@ -51,7 +51,7 @@ e2e:
 	@$(MAKE) --no-print-directory widget-e2e
 
 dist-step:
-	@echo "== [10/10] Distribution: the C and server tarballs packed twice (byte-identical), then installed where no cargo is on PATH: C/C++ examples via pkg-config under valgrind, the server's curl walkthrough and SIGTERM"
+	@echo "== [10/10] Distribution: every artifact packed twice (byte-identical), then installed as a partner would: the sdist in a fresh venv; then with no cargo on PATH the C tarball (C/C++ examples via pkg-config, valgrind), the server (curl walkthrough, SIGTERM), the wheel (FastAPI example, mypy --strict, pyotp lifecycle), the npm package (Express and TypeScript examples), the widget module"
 	@$(MAKE) --no-print-directory dist-test
 
 bench:

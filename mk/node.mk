@@ -3,7 +3,8 @@
 # because of npm's optional-platform-package bug, npm/cli#4828), the addon built by the napi CLI into a scratch
 # directory, the generated index.d.ts / index.js compared with the committed ones (drift),
 # then node's built-in test runner beside a throwaway PostgreSQL, then the Express example's test
-# (examples/express, its own `npm ci`). Idempotent: npm runs only when a lock file changed.
+# (examples/express, its own `npm ci`) and the TypeScript example (examples/typescript: tsc
+# --strict, then run). Idempotent: npm runs only when a lock file changed.
 
 NPM ?= npm
 NODE ?= node
@@ -12,10 +13,12 @@ NODE_GEN ?= $(CARGO_TARGET_DIR)/node-gen
 NODE_STAMP := $(NODE_DIR)/node_modules/.rampart-lock
 EXPRESS_DIR := examples/express
 EXPRESS_STAMP := $(EXPRESS_DIR)/node_modules/.rampart-lock
+TS_EXAMPLE_DIR := examples/typescript
+TS_EXAMPLE_STAMP := $(TS_EXAMPLE_DIR)/node_modules/.rampart-lock
 # NODE_PROFILE=--release for benchmarks; the tests use the faster-building dev profile.
 NODE_PROFILE ?=
 
-.PHONY: node-test node-deps node-build node-drift node-bench node-example express-deps express-test
+.PHONY: node-test node-deps node-build node-drift node-bench node-example express-deps express-test typescript-example-deps typescript-example-test
 
 node-deps:
 	@if ! cmp -s "$(NODE_DIR)/package-lock.json" "$(NODE_STAMP)"; then \
@@ -29,6 +32,13 @@ express-deps:
 	  echo "-- npm ci (package-lock.json) in $(EXPRESS_DIR)"; \
 	  (cd $(EXPRESS_DIR) && $(NPM) ci --no-audit --no-fund --loglevel=error) && \
 	  cp "$(EXPRESS_DIR)/package-lock.json" "$(EXPRESS_STAMP)"; fi
+
+# The TypeScript example (typescript and @types/node, pinned; rampart linked to bindings/node).
+typescript-example-deps:
+	@if ! cmp -s "$(TS_EXAMPLE_DIR)/package-lock.json" "$(TS_EXAMPLE_STAMP)"; then \
+	  echo "-- npm ci (package-lock.json) in $(TS_EXAMPLE_DIR)"; \
+	  (cd $(TS_EXAMPLE_DIR) && $(NPM) ci --no-audit --no-fund --loglevel=error) && \
+	  cp "$(TS_EXAMPLE_DIR)/package-lock.json" "$(TS_EXAMPLE_STAMP)"; fi
 
 # The CLI writes index.js, index.d.ts and the .node file to NODE_GEN, so a build never rewrites
 # the committed files; only the addon is copied beside them.
@@ -48,17 +58,22 @@ node-drift: node-build
 
 # Inside scripts/with-postgres.sh (a throwaway PostgreSQL, or RAMPART_TEST_DATABASE_URL), which
 # __test__/postgres.test.js needs: it fails, never skips, without one.
-node-test: node-drift express-deps
+node-test: node-drift express-deps typescript-example-deps
 	@echo "-- node --test (lifecycle, otplib, vectors, widget, errors, concurrency, d.ts, example, PostgreSQL) with a throwaway PostgreSQL"
 	cd $(NODE_DIR) && RAMPART_NODE_GEN="$(NODE_GEN)" "$(CURDIR)/scripts/with-postgres.sh" \
 	  $(NODE) --test --test-reporter=spec __test__/
 	@echo "-- node --test examples/express (2FA routes over HTTP with otplib codes, widget snippet, key file)"
 	$(EXPRESS_TEST)
+	@echo "-- examples/typescript: tsc --strict against index.d.ts, then the lifecycle it compiles to"
+	scripts/typescript-example.sh $(TS_EXAMPLE_DIR)
 
 # The Express example over HTTP alone (SQLite in a temporary directory, no PostgreSQL needed).
 EXPRESS_TEST = $(NODE) --test --test-reporter=spec $(EXPRESS_DIR)/
 express-test: node-build express-deps
 	$(EXPRESS_TEST)
+
+typescript-example-test: node-build typescript-example-deps
+	scripts/typescript-example.sh $(TS_EXAMPLE_DIR)
 
 node-bench: node-deps
 	@$(MAKE) --no-print-directory node-build NODE_PROFILE=--release

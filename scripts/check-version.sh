@@ -29,6 +29,9 @@ for package in ("bindings/node", "widget"):
     ):
         if found != version:
             problems.append(f"{where}: version {found!r}, Cargo.toml says {version!r}")
+found = json.loads(pathlib.Path("widget/npm/package.json").read_text()).get("version")
+if found != version:
+    problems.append(f"widget/npm/package.json: version {found!r}, Cargo.toml says {version!r}")
 for line in problems:
     print(f"version: {line}", file=sys.stderr)
 if problems:

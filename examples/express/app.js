@@ -13,14 +13,14 @@
 const fs = require('node:fs')
 const express = require('express')
 
-const rampart = require('../../bindings/node') // in your project: require('rampart')
+const rampart = require('rampart')
 
 /**
  * The Service the environment describes: `RAMPART_DB` (a SQLite file, or a postgres:// URL;
  * default `rampart.db`), `RAMPART_ENVIRONMENT` (`sandbox` or `production`) and
  * `RAMPART_MASTER_KEY_FILE`. Without a key file, a SQLite store keeps its key in `<db>.key`.
  * @param {Record<string, string | undefined>} [env]
- * @returns {import('../../bindings/node').Service}
+ * @returns {import('rampart').Service}
  */
 function openService(env = process.env) {
   const options = { environment: env.RAMPART_ENVIRONMENT || 'sandbox' }
@@ -64,7 +64,7 @@ function invalid(message) {
 
 /**
  * The Express app over `service`; it does not listen (the caller does) nor close the service.
- * @param {import('../../bindings/node').Service} service
+ * @param {import('rampart').Service} service
  */
 function createApp(service) {
   const app = express()

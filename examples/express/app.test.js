@@ -10,7 +10,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { authenticator } = require('otplib')
 
-const rampart = require('../../bindings/node')
+const rampart = require('rampart')
 const { createApp, openService, readKeyFile } = require('./app.js')
 
 const STEP = 30_000
