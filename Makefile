@@ -43,11 +43,11 @@ api:
 	@$(MAKE) --no-print-directory api-test
 
 widget:
-	@echo "== [8/10] Widget loader: npm ci, esbuild build, widget/dist drift, node --test (URL vectors, envelope, loader in a fake DOM, gzip -9 budget, tsc --strict)"
+	@echo "== [8/10] Widget loader: npm ci, esbuild build, widget/dist drift, node --test (URL vectors, envelope, loader and the @rampart/widget module in a fake DOM, gzip -9 budget, tsc --strict, npm pack and install)"
 	@$(MAKE) --no-print-directory widget-test
 
 e2e:
-	@echo "== [9/10] Widget in Chromium: the real server, partner pages on other origins, playwright-core (loader errors, iframe vs /v1/widget/url, origins and approval, messages, escaping, secret keys, 320 px, axe-core light and dark, keyboard only)"
+	@echo "== [9/10] Widget in Chromium: the real server, partner pages on other origins, playwright-core (loader errors, iframe vs /v1/widget/url, the bundled npm module, origins and approval, messages, escaping, secret keys, 320 px, axe-core light and dark, keyboard only)"
 	@$(MAKE) --no-print-directory widget-e2e
 
 dist-step:
