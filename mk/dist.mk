@@ -41,7 +41,8 @@ DIST_TAR = tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$(DIST_E
 # machine's (Debian 12). The wheel's tag says it, maturin refuses to build if a symbol needs a
 # newer one, and make dist-test checks the Node addon and bindings/node/main.js's message.
 DIST_GLIBC := 2.34
-DIST_WHEEL := rampart-$(FFI_VERSION)-cp310-abi3-manylinux_$(subst .,_,$(DIST_GLIBC))_x86_64.whl
+DIST_MANYLINUX := manylinux_$(subst .,_,$(DIST_GLIBC))
+DIST_WHEEL := rampart-$(FFI_VERSION)-cp310-abi3-$(DIST_MANYLINUX)_x86_64.whl
 DIST_SDIST := rampart-$(FFI_VERSION).tar.gz
 
 DIST_NODE := rampart-$(FFI_VERSION).tgz
@@ -90,7 +91,7 @@ dist-node: node-deps
 
 dist-python: python-venv
 	cd $(PY_DIR) && "$(PY_VENV)/bin/maturin" build --locked --quiet --strip --profile $(DIST_PROFILE) \
-	  --compatibility manylinux_$(subst .,_,$(DIST_GLIBC)) --out "$(abspath $(DIST_DIR))"
+	  --compatibility $(DIST_MANYLINUX) --out "$(abspath $(DIST_DIR))"
 	cd $(PY_DIR) && "$(PY_VENV)/bin/maturin" sdist --out "$(abspath $(DIST_DIR))"
 
 # The widget loader's npm package (@rampart/widget): widget/dist/npm, drift-checked, packed.
