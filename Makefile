@@ -12,11 +12,12 @@ test: lint unit pg c-abi python node api widget e2e dist-step
 	@echo "== make test: all steps passed"
 
 lint:
-	@echo "== [1/10] format and lint (cargo fmt --check, clippy -D warnings, cargo doc -D warnings, one version)"
+	@echo "== [1/10] format and lint (cargo fmt --check, clippy -D warnings, cargo doc -D warnings, one version, core layers)"
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked --features rampart-core/postgres-tests,rampart-server/postgres-tests -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace --locked --features rampart-core/postgres -q
 	scripts/check-version.sh
+	scripts/check-layers.sh
 
 unit:
 	@echo "== [2/10] unit, integration and doc tests (cargo test)"

@@ -29,12 +29,12 @@ use crate::crypto::fill_random;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::{ContactId, OrderId, PartnerId};
 use crate::lifecycle::TwoFactorSetup;
-use crate::partner::Environment;
 #[cfg(doc)]
 use crate::service::Config;
 use crate::service::Service;
 use crate::store::{OrderRecord, OrderStatus, SessionRecord};
 use crate::token::Token;
+use crate::vocab::Environment;
 use crate::widget::origins::origin_allowed;
 use crate::widget::{Target, WidgetConfig, validate};
 

@@ -18,35 +18,15 @@ use zeroize::{Zeroize, Zeroizing};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::{ContactId, PartnerId};
+pub use crate::vocab::{Field, KEY_HEADER_LEN};
 
 const VERSION: u8 = 1;
 const NONCE_LEN: usize = 12;
 const HEADER_LEN: usize = 1 + 4 + NONCE_LEN;
-/// The leading bytes of a sealed value that name its key: the format version and the key id.
-/// Stores group sealed values by them to find the key ids in use.
-pub const KEY_HEADER_LEN: usize = 1 + 4;
 
 /// Fill `buf` from the OS CSPRNG.
 pub(crate) fn fill_random(buf: &mut [u8]) -> Result<()> {
     getrandom::fill(buf).map_err(|e| Error::new(ErrorKind::Internal).with_cause(e.to_string()))
-}
-
-/// Which secret of a contact a ciphertext holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
-    /// The enabled secret.
-    Secret,
-    /// A created secret not yet confirmed.
-    Pending,
-}
-
-impl Field {
-    fn name(self) -> &'static [u8] {
-        match self {
-            Self::Secret => b"secret",
-            Self::Pending => b"pending",
-        }
-    }
 }
 
 /// The master key ring. Prints only its key ids (and the file it came from).
@@ -179,25 +159,10 @@ impl KeyRing {
         Ok(ring)
     }
 
-    /// The sandbox default: read the key file, or create it (mode 0600) with one fresh key when
-    /// it does not exist, but only over a store that holds no sealed secret. A store that holds
-    /// some and finds no key file is refused, naming the file: a new key would lock out every
-    /// enabled contact.
-    pub fn load_or_generate(path: &Path, store: &dyn crate::store::Store) -> Result<Self> {
-        if path.exists() {
-            return Self::load(path);
-        }
-        let holds_secrets = !store
-            .contacts_with_secrets(None, 1)
-            .map_err(|e| Error::config("cannot read the store").with_cause(e))?
-            .is_empty();
-        if holds_secrets {
-            return Err(Error::config(format!(
-                "master key file {} is missing, but the database holds 2FA secrets sealed under it: \
-                 restore the file (a new key would lock out every contact with 2FA)",
-                path.display()
-            )));
-        }
+    /// A ring of one fresh key, written to a new key file (mode 0600) at `path`. Whether a
+    /// new key is safe (the store holds no sealed secret) is the caller's question:
+    /// [`KeyRing::load_or_generate`] asks it.
+    pub(crate) fn generate_into(path: &Path) -> Result<Self> {
         let mut key = Zeroizing::new([0u8; 32]);
         fill_random(key.as_mut())?;
         let text = Zeroizing::new(format!("1:{}\n", data_encoding::HEXLOWER.encode(key.as_ref())));
@@ -208,44 +173,28 @@ impl KeyRing {
         Ok(ring)
     }
 
-    /// Check the ring against what a store holds: for every key id that seals a stored secret,
-    /// the ring must hold that key and it must open at least one of the secrets sealed under
-    /// it (a few are tried, so one damaged row does not block a start). Errors name the key
-    /// file and the key's line when the ring came from a file; never a key.
-    pub fn check_against(&self, store: &dyn crate::store::Store) -> Result<()> {
-        if self.ciphers.is_empty() {
-            // An empty ring opens nothing and seals nothing: there is nothing to check.
-            return Ok(());
-        }
-        let samples = store
-            .sealed_samples(SAMPLES_PER_KEY)
-            .map_err(|e| Error::config("cannot read the stored 2FA secrets to check the master keys").with_cause(e))?;
-        let mut by_key: BTreeMap<u32, bool> = BTreeMap::new();
-        for s in &samples {
-            let Some(id) = key_id_of(&s.sealed) else { continue };
-            let opens = self.open(&s.partner_id, &s.contact_id, s.field, &s.sealed).is_ok();
-            *by_key.entry(id).or_default() |= opens;
-        }
+    /// Whether the ring holds no key.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.ciphers.is_empty()
+    }
+
+    /// Why a key id that seals stored secrets is a problem for this ring: it is missing, or it
+    /// opens none of them. Names the key file and the key's line when the ring came from a
+    /// file; never a key.
+    pub(crate) fn key_problem(&self, id: u32) -> String {
         let file = self.origin.as_ref().and_then(|o| o.path.as_ref());
         let prefix = file.map_or_else(|| "master key ring".to_owned(), |p| format!("master key file {}", p.display()));
-        for (id, opened) in by_key {
-            if opened {
-                continue;
+        let line = self.origin.as_ref().and_then(|o| o.lines.get(&id));
+        match (self.ciphers.contains_key(&id), line) {
+            (false, _) => format!(
+                "{prefix}: stored 2FA secrets are sealed under key id {id}, which it does not hold; \
+                 put that key back"
+            ),
+            (true, Some(line)) => {
+                format!("{prefix} line {line}: key id {id} opens none of the stored 2FA secrets sealed under it")
             }
-            let line = self.origin.as_ref().and_then(|o| o.lines.get(&id));
-            let message = match (self.ciphers.contains_key(&id), line) {
-                (false, _) => format!(
-                    "{prefix}: stored 2FA secrets are sealed under key id {id}, which it does not hold; \
-                     put that key back"
-                ),
-                (true, Some(line)) => {
-                    format!("{prefix} line {line}: key id {id} opens none of the stored 2FA secrets sealed under it")
-                }
-                (true, None) => format!("{prefix}: key id {id} opens none of the stored 2FA secrets sealed under it"),
-            };
-            return Err(Error::config(message));
+            (true, None) => format!("{prefix}: key id {id} opens none of the stored 2FA secrets sealed under it"),
         }
-        Ok(())
     }
 
     fn aad(partner: &PartnerId, contact: &ContactId, field: Field, key_id: u32) -> Vec<u8> {
@@ -299,10 +248,10 @@ impl KeyRing {
 }
 
 /// Sealed values tried per key id by [`KeyRing::check_against`].
-const SAMPLES_PER_KEY: usize = 4;
+pub(crate) const SAMPLES_PER_KEY: usize = 4;
 
 /// The key id named by a sealed value's header, if it has one of this format.
-fn key_id_of(sealed: &[u8]) -> Option<u32> {
+pub(crate) fn key_id_of(sealed: &[u8]) -> Option<u32> {
     match sealed {
         [VERSION, a, b, c, d, ..] => Some(u32::from_be_bytes([*a, *b, *c, *d])),
         _ => None,

@@ -32,6 +32,7 @@ pub mod service;
 pub mod store;
 pub mod token;
 pub mod totp;
+pub mod vocab;
 pub mod widget;
 
 pub use checkout::{Order, OrderPage, OrderRequest, SessionState, SessionToken, SignInCode, TwoFactorStep};

@@ -7,13 +7,13 @@
 
 use std::fmt;
 
-use crate::crypto::Field;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::{ContactId, PartnerId};
 use crate::service::Service;
 use crate::store::ContactRecord;
 use crate::token::Token;
 use crate::totp::{self, Secret};
+use crate::vocab::Field;
 
 /// `Successfully created 2fa!`
 pub const MSG_CREATED: &str = "Successfully created 2fa!";

@@ -2,7 +2,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::str::FromStr;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -14,6 +13,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::ids::PartnerId;
 use crate::service::Service;
 use crate::store::PartnerRecord;
+pub use crate::vocab::Environment;
 
 /// Random bytes in the random part of a key (192 bits; the spec asks for at least 128).
 const KEY_RANDOM_BYTES: usize = 24;
@@ -23,42 +23,6 @@ pub const MAX_WIDGET_TEXT_CHARS: usize = 64;
 pub const MAX_WIDGET_URL_CHARS: usize = 2048;
 /// Longest partner name, in characters.
 pub const MAX_PARTNER_NAME_CHARS: usize = 200;
-
-/// `sandbox` or `production`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Environment {
-    /// Test keys, test widget, testnet addresses allowed.
-    Sandbox,
-    /// Live keys.
-    Production,
-}
-
-impl Environment {
-    /// `"sandbox"` or `"production"`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Sandbox => "sandbox",
-            Self::Production => "production",
-        }
-    }
-}
-
-impl FromStr for Environment {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "sandbox" => Ok(Self::Sandbox),
-            "production" => Ok(Self::Production),
-            _ => Err(Error::invalid_input("environment", "must be sandbox or production")),
-        }
-    }
-}
-
-impl fmt::Display for Environment {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// A secret API key (`sk_<environment>_<random>`). Prints redacted, zeroized on drop.
 #[derive(Clone, Zeroize, ZeroizeOnDrop, PartialEq, Eq)]

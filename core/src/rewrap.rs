@@ -2,11 +2,11 @@
 //! out of the key file. Adding a key never needs this (older rows open under their own key id);
 //! retiring one does.
 
-use crate::crypto::Field;
 use crate::error::{Error, Result};
 use crate::ids::{ContactId, PartnerId};
 use crate::service::Service;
 use crate::store::ContactRecord;
+use crate::vocab::Field;
 
 /// Contacts read from the store per page.
 const PAGE: usize = 512;

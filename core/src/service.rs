@@ -10,9 +10,9 @@ use crate::clock::{Clock, SystemClock};
 use crate::crypto::KeyRing;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::{ContactId, PartnerId};
-use crate::partner::Environment;
 use crate::store::{AuditEvent, Store, StoreError};
 use crate::totp;
+use crate::vocab::Environment;
 
 /// Default number of time steps accepted either side of now.
 pub const DEFAULT_WINDOW: u8 = 1;
@@ -332,5 +332,55 @@ impl Service {
         self.store.append_audit(&event).map_err(Self::internal)?;
         tracing::info!(target: "rampart::audit", operator, action, partner = %partner, contact = ?contact.map(ToString::to_string), "operator action");
         Ok(())
+    }
+}
+
+/// The master key ring against a store: the checks that need both, kept here so the sealing
+/// code (`crypto`) depends on nothing above the bottom layer.
+impl KeyRing {
+    /// The sandbox default: read the key file, or create it (mode 0600) with one fresh key when
+    /// it does not exist, but only over a store that holds no sealed secret. A store that holds
+    /// some and finds no key file is refused, naming the file: a new key would lock out every
+    /// enabled contact.
+    pub fn load_or_generate(path: &std::path::Path, store: &dyn Store) -> Result<Self> {
+        if path.exists() {
+            return Self::load(path);
+        }
+        let holds_secrets = !store
+            .contacts_with_secrets(None, 1)
+            .map_err(|e| Error::config("cannot read the store").with_cause(e))?
+            .is_empty();
+        if holds_secrets {
+            return Err(Error::config(format!(
+                "master key file {} is missing, but the database holds 2FA secrets sealed under it: \
+                 restore the file (a new key would lock out every contact with 2FA)",
+                path.display()
+            )));
+        }
+        Self::generate_into(path)
+    }
+
+    /// Check the ring against what a store holds: for every key id that seals a stored secret,
+    /// the ring must hold that key and it must open at least one of the secrets sealed under
+    /// it (a few are tried, so one damaged row does not block a start). Errors name the key
+    /// file and the key's line when the ring came from a file; never a key.
+    pub fn check_against(&self, store: &dyn Store) -> Result<()> {
+        if self.is_empty() {
+            // An empty ring opens nothing and seals nothing: there is nothing to check.
+            return Ok(());
+        }
+        let samples = store
+            .sealed_samples(crate::crypto::SAMPLES_PER_KEY)
+            .map_err(|e| Error::config("cannot read the stored 2FA secrets to check the master keys").with_cause(e))?;
+        let mut by_key: std::collections::BTreeMap<u32, bool> = std::collections::BTreeMap::new();
+        for s in &samples {
+            let Some(id) = crate::crypto::key_id_of(&s.sealed) else { continue };
+            let opens = self.open(&s.partner_id, &s.contact_id, s.field, &s.sealed).is_ok();
+            *by_key.entry(id).or_default() |= opens;
+        }
+        match by_key.into_iter().find(|&(_, opened)| !opened) {
+            Some((id, _)) => Err(Error::config(self.key_problem(id))),
+            None => Ok(()),
+        }
     }
 }

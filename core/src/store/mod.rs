@@ -22,9 +22,9 @@ pub use faulty::FaultyStore;
 pub use memory::MemoryStore;
 pub use sqlite::{SqliteOptions, SqliteStore};
 
-use crate::crypto::{Field, KEY_HEADER_LEN};
 use crate::ids::{ContactId, OrderId, PartnerId};
-use crate::partner::Environment;
+use crate::vocab::Environment;
+use crate::vocab::{Field, KEY_HEADER_LEN};
 
 /// A storage failure. Its text is for logs; callers see the operation's own 500 message.
 #[derive(Debug, thiserror::Error)]

@@ -59,9 +59,9 @@ use super::{
     AuditEvent, ContactRecord, OrderRecord, OrderStatus, PartnerRecord, SealedSample, SessionRecord, SignInRecord,
     Store, StoreError,
 };
-use crate::crypto::{Field, KEY_HEADER_LEN};
 use crate::ids::{ContactId, OrderId, PartnerId};
-use crate::partner::Environment;
+use crate::vocab::Environment;
+use crate::vocab::{Field, KEY_HEADER_LEN};
 
 /// The TLS connector: rustls on ring, trusting the CA certificates in the PEM file `roots`, or
 /// else the system's trust store. rustls checks the chain and the host name.

@@ -21,9 +21,9 @@ use super::{
     AuditEvent, ContactRecord, OrderRecord, OrderStatus, PartnerRecord, SealedSample, SessionRecord, SignInRecord,
     Store, StoreError,
 };
-use crate::crypto::Field;
 use crate::ids::{ContactId, OrderId, PartnerId};
-use crate::partner::Environment;
+use crate::vocab::Environment;
+use crate::vocab::Field;
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 

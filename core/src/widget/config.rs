@@ -9,7 +9,7 @@ use serde_json::Value;
 use url::Url;
 
 use super::address::Chain;
-use crate::partner::Environment;
+use crate::vocab::Environment;
 
 /// The default production root.
 pub const DEFAULT_PRODUCTION_ROOT: &str = "https://widget.rampart.network";

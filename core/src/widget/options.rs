@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::config::{Currency, WidgetConfig};
 use super::validate::{Target, Validation, validate};
-use crate::partner::Environment;
+use crate::vocab::Environment;
 
 /// The twelve widget options of SPEC section 4, in table order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

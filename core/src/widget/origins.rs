@@ -22,7 +22,7 @@
 //! ```
 
 use crate::error::{Error, Result};
-use crate::partner::Environment;
+use crate::vocab::Environment;
 
 /// Most origins a partner may register.
 pub const MAX_ORIGINS: usize = 20;

@@ -10,7 +10,7 @@ use super::config::WidgetConfig;
 use super::options::OptionName;
 use super::urls::build_url;
 use super::validate::{Target, ValidatedOptions};
-use crate::partner::Environment;
+use crate::vocab::Environment;
 
 /// The `allow` attribute of the iframe: the features the purchase flow uses.
 pub const IFRAME_ALLOW: &str = "payment; camera; microphone; clipboard-write";

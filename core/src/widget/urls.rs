@@ -12,7 +12,7 @@ use url::Url;
 use super::config::{WidgetConfig, push_receive_address_parameter};
 use super::issue::{Issue, IssueCode, shown, suggest};
 use super::validate::{Target, ValidatedOptions, Validation, validate};
-use crate::partner::Environment;
+use crate::vocab::Environment;
 
 /// The longest URL [`parse_url`] accepts, in bytes.
 pub const MAX_URL_BYTES: usize = 16 * 1024;

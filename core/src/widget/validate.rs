@@ -8,7 +8,7 @@ use super::address::validate_address;
 use super::config::{Currency, MAX_CLIENT_NAME_CHARS, MAX_HOME_SCREEN_MESSAGE_CHARS, WidgetConfig};
 use super::issue::{Issue, IssueCode, Severity, contains_secret_key, shown, suggest};
 use super::options::OptionName;
-use crate::partner::Environment;
+use crate::vocab::Environment;
 
 /// The longest string value of any option, in bytes.
 pub const MAX_VALUE_BYTES: usize = 4096;

@@ -1,0 +1,67 @@
+//! The words every layer shares: the bottom of the core, beside `ids`, `error` and `clock`.
+//! The store and the sealing code depend on this module and nothing above it (`make test`
+//! step 1 checks), so the modules above (service, lifecycle, partner, audit, ...) can each do
+//! one job without import cycles.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+
+/// `sandbox` or `production`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Environment {
+    /// Test keys, test widget, testnet addresses allowed.
+    Sandbox,
+    /// Live keys.
+    Production,
+}
+
+impl Environment {
+    /// `"sandbox"` or `"production"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Sandbox => "sandbox",
+            Self::Production => "production",
+        }
+    }
+}
+
+impl FromStr for Environment {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "sandbox" => Ok(Self::Sandbox),
+            "production" => Ok(Self::Production),
+            _ => Err(Error::invalid_input("environment", "must be sandbox or production")),
+        }
+    }
+}
+
+impl fmt::Display for Environment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The leading bytes of a sealed value that name its key: the format version and the key id.
+/// Stores group sealed values by them to find the key ids in use.
+pub const KEY_HEADER_LEN: usize = 1 + 4;
+
+/// Which secret of a contact a ciphertext holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// The enabled secret.
+    Secret,
+    /// A created secret not yet confirmed.
+    Pending,
+}
+
+impl Field {
+    pub(crate) fn name(self) -> &'static [u8] {
+        match self {
+            Self::Secret => b"secret",
+            Self::Pending => b"pending",
+        }
+    }
+}
