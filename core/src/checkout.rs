@@ -25,6 +25,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
+use crate::audit::Actor;
 use crate::crypto::fill_random;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -52,8 +53,6 @@ pub const SIGN_IN_WINDOW_SECS: u64 = 600;
 pub const MAX_ORDERS_PAGE: usize = 100;
 /// The longest email address accepted (RFC 5321's path limit less the brackets).
 pub const MAX_EMAIL_CHARS: usize = 254;
-/// Who the audit log names when a sandbox widget user marks themselves KYC-passed.
-pub const SANDBOX_WIDGET_OPERATOR: &str = "sandbox widget";
 
 const SESSION_PREFIX: &str = "ws_";
 const SESSION_TOKEN_BYTES: usize = 32;
@@ -489,14 +488,14 @@ impl Service {
         updated.ok_or_else(|| ErrorKind::SessionExpired.into())
     }
 
-    /// Sandbox only: mark the signed-in contact as KYC-passed (audit-logged as
-    /// [`SANDBOX_WIDGET_OPERATOR`]), so the 2FA setup rule can be tried. 403 in production.
+    /// Sandbox only: mark the signed-in contact as KYC-passed (audited as `kyc.marked` with
+    /// actor `contact`), so the 2FA setup rule can be tried. 403 in production.
     pub fn session_mark_kyc(&self, token: &str) -> Result<SessionState> {
         let (session, contact) = self.signed_in_session(token)?;
         if self.config().environment != Environment::Sandbox {
             return Err(ErrorKind::SandboxOnly.into());
         }
-        self.set_kyc_passed(SANDBOX_WIDGET_OPERATOR, &session.partner_id, &contact, true)?;
+        self.set_kyc_passed_as(&Actor::Contact, &session.partner_id, &contact, true)?;
         self.session_state_of(&session)
     }
 
@@ -505,14 +504,14 @@ impl Service {
     pub fn session_create_2fa(&self, token: &str) -> Result<TwoFactorSetup> {
         let (session, contact) = self.signed_in_session(token)?;
         let label = session.email.clone().unwrap_or_else(|| contact.to_string());
-        self.create_2fa_with_label(&session.partner_id, &contact, None, &label)
+        self.create_2fa_as(&Actor::Contact, &session.partner_id, &contact, None, &label)
     }
 
     /// Enable the created 2FA with a code from it; 2FA then counts as passed in this session.
     /// The answers of [`Service::enable_2fa`].
     pub fn session_enable_2fa(&self, token: &str, code: impl Into<Token>) -> Result<SessionState> {
         let (session, contact) = self.signed_in_session(token)?;
-        self.enable_2fa(&session.partner_id, &contact, code)?;
+        self.enable_2fa_as(&Actor::Contact, &session.partner_id, &contact, code.into())?;
         let now = self.now();
         let passed = self.update_session(&session.token_hash, |s| s.two_factor_at = Some(now))?;
         self.session_state_of(&passed)
@@ -522,7 +521,7 @@ impl Service {
     /// code as 401 "Google 2FA failed".
     pub fn session_verify_2fa(&self, token: &str, code: impl Into<Token>) -> Result<SessionState> {
         let (session, contact) = self.signed_in_session(token)?;
-        if !self.verify_2fa(&session.partner_id, &contact, code)?.is_accepted() {
+        if !self.verify_2fa_as(&Actor::Contact, &session.partner_id, &contact, code.into())?.is_accepted() {
             return Err(ErrorKind::TokenFailed.into());
         }
         let now = self.now();

@@ -9,6 +9,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub trait Clock: Send + Sync + fmt::Debug {
     /// Seconds since the Unix epoch.
     fn now(&self) -> u64;
+
+    /// Milliseconds since the Unix epoch (the audit trail's `at`). The default is
+    /// [`now`](Self::now) in whole seconds.
+    fn now_millis(&self) -> u64 {
+        self.now().saturating_mul(1000)
+    }
 }
 
 /// The server's clock.
@@ -19,6 +25,10 @@ impl Clock for SystemClock {
     fn now(&self) -> u64 {
         // A clock before 1970 is a broken host; treat it as the epoch rather than panic.
         SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    }
+
+    fn now_millis(&self) -> u64 {
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
     }
 }
 

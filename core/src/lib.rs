@@ -19,6 +19,8 @@
 //! ```
 
 #![deny(missing_docs)]
+pub mod audit;
+pub mod chain;
 pub mod checkout;
 pub mod clock;
 pub mod crypto;
@@ -26,6 +28,7 @@ pub mod error;
 mod fsutil;
 pub mod ids;
 pub mod lifecycle;
+pub mod metrics;
 pub mod partner;
 pub mod rewrap;
 pub mod service;
@@ -35,6 +38,7 @@ pub mod totp;
 pub mod vocab;
 pub mod widget;
 
+pub use audit::{AuditPage, AuditRow, ChainReport};
 pub use checkout::{Order, OrderPage, OrderRequest, SessionState, SessionToken, SignInCode, TwoFactorStep};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use crypto::KeyRing;

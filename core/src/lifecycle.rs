@@ -6,11 +6,16 @@
 //! then 401 for a missing token, then the evaluation.
 
 use std::fmt;
+use std::time::Instant;
 
+use serde_json::{Map, Value};
+
+use crate::audit::{Actor, details, event};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::{ContactId, PartnerId};
+use crate::metrics::{AttemptOperation, AttemptResult, Factor, Transition};
 use crate::service::Service;
-use crate::store::ContactRecord;
+use crate::store::{ContactRecord, Effects};
 use crate::token::Token;
 use crate::totp::{self, Secret};
 use crate::vocab::Field;
@@ -85,6 +90,14 @@ enum Operation {
 }
 
 impl Operation {
+    const fn metric(self) -> AttemptOperation {
+        match self {
+            Self::Enable => AttemptOperation::Enable,
+            Self::Disable => AttemptOperation::Disable,
+            Self::Verify => AttemptOperation::Verify,
+        }
+    }
+
     fn failure(self) -> ErrorKind {
         match self {
             Self::Enable => ErrorKind::EnableFailed,
@@ -92,6 +105,16 @@ impl Operation {
             Self::Verify => ErrorKind::VerifyFailed,
         }
     }
+}
+
+/// Who attempts what, when: the fixed part of one evaluation.
+#[derive(Clone, Copy)]
+struct Attempt<'a> {
+    actor: &'a Actor,
+    partner: &'a PartnerId,
+    contact: &'a ContactId,
+    op: Operation,
+    now: u64,
 }
 
 fn record_failure(rec: &mut ContactRecord, now: u64) {
@@ -130,6 +153,17 @@ impl Service {
         issuer: Option<&str>,
         label: &str,
     ) -> Result<TwoFactorSetup> {
+        self.create_2fa_as(&Actor::Partner, partner, contact, issuer, label)
+    }
+
+    pub(crate) fn create_2fa_as(
+        &self,
+        actor: &Actor,
+        partner: &PartnerId,
+        contact: &ContactId,
+        issuer: Option<&str>,
+        label: &str,
+    ) -> Result<TwoFactorSetup> {
         let issuer = self.issuer(issuer)?;
         let fail = |e: Error| e.relabel(ErrorKind::CreateFailed);
         // Never an orphan contact: the partner must exist (404 otherwise).
@@ -149,31 +183,43 @@ impl Service {
         let now = self.now();
         let mut enabled = false;
         self.store()
-            .update_contact(partner, contact, &mut |rec| {
+            .update_contact(partner, contact, &mut |rec, effects| {
                 enabled = rec.enabled;
                 if enabled {
                     return false;
                 }
                 rec.pending = sealed.take();
                 rec.pending_created_at = Some(now);
+                effects.audit(self.draft(actor, event::CREATED, Some(contact), Map::new()));
                 true
             })
             .map_err(|e| Error::new(ErrorKind::CreateFailed).with_cause(e))?;
         if enabled {
             return Err(ErrorKind::MustDisableFirst.into());
         }
+        self.metrics().transition(Transition::Created);
         Ok(TwoFactorSetup { qr_code: enrolment.qr_code, manual: enrolment.manual, uri: enrolment.uri })
     }
 
     /// Confirm the pending secret with a code from it: 2FA becomes enabled and the code's time
     /// step is used up (so it cannot then disable).
     pub fn enable_2fa(&self, partner: &PartnerId, contact: &ContactId, token: impl Into<Token>) -> Result<()> {
-        self.lifecycle_attempt(partner, contact, Operation::Enable, token.into())
+        self.lifecycle_attempt(&Actor::Partner, partner, contact, Operation::Enable, token.into())
+    }
+
+    pub(crate) fn enable_2fa_as(
+        &self,
+        actor: &Actor,
+        partner: &PartnerId,
+        contact: &ContactId,
+        token: Token,
+    ) -> Result<()> {
+        self.lifecycle_attempt(actor, partner, contact, Operation::Enable, token)
     }
 
     /// Turn 2FA off with a valid code; the secret is erased.
     pub fn disable_2fa(&self, partner: &PartnerId, contact: &ContactId, token: impl Into<Token>) -> Result<()> {
-        self.lifecycle_attempt(partner, contact, Operation::Disable, token.into())
+        self.lifecycle_attempt(&Actor::Partner, partner, contact, Operation::Disable, token.into())
     }
 
     /// Check a code for a login or purchase, under the same replay and throttle rules. A wrong
@@ -185,7 +231,17 @@ impl Service {
         contact: &ContactId,
         token: impl Into<Token>,
     ) -> Result<Verification> {
-        self.attempt(partner, contact, Operation::Verify, token.into())
+        self.attempt(&Actor::Partner, partner, contact, Operation::Verify, token.into())
+    }
+
+    pub(crate) fn verify_2fa_as(
+        &self,
+        actor: &Actor,
+        partner: &PartnerId,
+        contact: &ContactId,
+        token: Token,
+    ) -> Result<Verification> {
+        self.attempt(actor, partner, contact, Operation::Verify, token)
     }
 
     /// Whether 2FA is enabled for the contact (unknown contacts: false; an unknown partner:
@@ -208,31 +264,84 @@ impl Service {
         }
     }
 
-    fn lifecycle_attempt(&self, partner: &PartnerId, contact: &ContactId, op: Operation, token: Token) -> Result<()> {
-        match self.attempt(partner, contact, op, token)? {
+    fn lifecycle_attempt(
+        &self,
+        actor: &Actor,
+        partner: &PartnerId,
+        contact: &ContactId,
+        op: Operation,
+        token: Token,
+    ) -> Result<()> {
+        match self.attempt(actor, partner, contact, op, token)? {
             Verification::Accepted => Ok(()),
             Verification::Rejected => Err(ErrorKind::TokenFailed.into()),
         }
     }
 
-    fn attempt(&self, partner: &PartnerId, contact: &ContactId, op: Operation, token: Token) -> Result<Verification> {
+    fn attempt(
+        &self,
+        actor: &Actor,
+        partner: &PartnerId,
+        contact: &ContactId,
+        op: Operation,
+        token: Token,
+    ) -> Result<Verification> {
+        let started = Instant::now();
         let now = self.now();
         let mut outcome = Err(Error::new(op.failure()));
-        let mut never_written = false;
-        self.store()
-            .update_contact(partner, contact, &mut |rec| {
-                never_written = *rec == ContactRecord::default();
-                let (result, write) = self.evaluate(partner, contact, op, token, now, rec);
-                outcome = result;
-                write
-            })
-            .map_err(|e| Error::new(op.failure()).with_cause(e))?;
-        // A contact with no record is refused on its state (nothing is written); an unknown
-        // partner is the truer answer then.
-        if never_written && outcome.is_err() {
-            self.partner_exists(partner, op.failure())?;
-        }
+        let (mut never_written, mut replayed, mut locked) = (false, false, false);
+        let stored = self.store().update_contact(partner, contact, &mut |rec, effects| {
+            never_written = *rec == ContactRecord::default();
+            let attempt = Attempt { actor, partner, contact, op, now };
+            let (result, write) = self.evaluate(&attempt, token, rec, effects);
+            // A rejection that writes nothing is a replay (a failure is always counted).
+            replayed = matches!(result, Ok(Verification::Rejected)) && !write;
+            locked = effects.audit.iter().any(|d| d.event == event::LOCKED);
+            outcome = result;
+            write
+        });
+        let committed = stored.is_ok();
+        let outcome = match stored {
+            Err(e) => Err(Error::new(op.failure()).with_cause(e)),
+            // A contact with no record is refused on its state (nothing is written); an unknown
+            // partner is the truer answer then.
+            Ok(()) if never_written && outcome.is_err() => self.partner_exists(partner, op.failure()).and(outcome),
+            Ok(()) => outcome,
+        };
+        self.count_attempt(op, &outcome, replayed, locked && committed, started);
         outcome
+    }
+
+    /// The attempt's metrics: its result and time, and the state changes it made.
+    fn count_attempt(
+        &self,
+        op: Operation,
+        outcome: &Result<Verification>,
+        replayed: bool,
+        locked: bool,
+        started: Instant,
+    ) {
+        let result = match outcome {
+            Ok(Verification::Accepted) => AttemptResult::Accepted,
+            Ok(Verification::Rejected) if replayed => AttemptResult::Replayed,
+            Ok(Verification::Rejected) => AttemptResult::Rejected,
+            Err(e) => match e.kind() {
+                ErrorKind::Locked => AttemptResult::Locked,
+                ErrorKind::Throttled => AttemptResult::Throttled,
+                ErrorKind::TokenMissing => AttemptResult::Missing,
+                _ => AttemptResult::Error,
+            },
+        };
+        let metrics = self.metrics();
+        metrics.attempt(op.metric(), Factor::Token, result, started.elapsed());
+        match (op, result) {
+            (Operation::Enable, AttemptResult::Accepted) => metrics.transition(Transition::Enabled),
+            (Operation::Disable, AttemptResult::Accepted) => metrics.transition(Transition::Disabled),
+            _ => {}
+        }
+        if locked {
+            metrics.transition(Transition::Locked);
+        }
     }
 
     fn pending_is_live(&self, rec: &ContactRecord, now: u64) -> bool {
@@ -251,16 +360,24 @@ impl Service {
         (now < until).then(|| Error::throttled(until - now))
     }
 
+    /// A failed evaluation: counted, and the 100th in a row locks 2FA (audited).
+    fn record_failure(&self, a: &Attempt<'_>, rec: &mut ContactRecord, effects: &mut Effects) {
+        record_failure(rec, a.now);
+        if self.config().throttling && rec.failures == LOCK_AFTER {
+            let locked = details([("failures", Value::from(LOCK_AFTER))]);
+            effects.audit(self.draft(a.actor, event::LOCKED, Some(a.contact), locked));
+        }
+    }
+
     /// One attempt against a locked record. Returns the answer and whether to write `rec`.
     fn evaluate(
         &self,
-        partner: &PartnerId,
-        contact: &ContactId,
-        op: Operation,
+        a: &Attempt<'_>,
         token: Token,
-        now: u64,
         rec: &mut ContactRecord,
+        effects: &mut Effects,
     ) -> (Result<Verification>, bool) {
+        let Attempt { actor, partner, contact, op, now } = *a;
         let state = match op {
             Operation::Enable if rec.enabled => Some(ErrorKind::AlreadyEnabled),
             Operation::Enable if !self.pending_is_live(rec, now) => Some(ErrorKind::NotCreated),
@@ -276,7 +393,7 @@ impl Service {
         let code = match token {
             Token::Missing => return (Err(ErrorKind::TokenMissing.into()), false),
             Token::Malformed => {
-                record_failure(rec, now);
+                self.record_failure(a, rec, effects);
                 return (Ok(Verification::Rejected), true);
             }
             Token::Code(code) => code,
@@ -294,7 +411,7 @@ impl Service {
         };
         match totp::verify_code(&secret, code, now, self.config().window) {
             None => {
-                record_failure(rec, now);
+                self.record_failure(a, rec, effects);
                 (Ok(Verification::Rejected), true)
             }
             // A replay: refused, but not counted, so a double submit cannot throttle its user.
@@ -307,6 +424,7 @@ impl Service {
                             rec.secret = Some(sealed);
                             rec.pending = None;
                             rec.pending_created_at = None;
+                            effects.audit(self.draft(actor, event::ENABLED, Some(contact), Map::new()));
                         }
                         Err(e) => return (Err(e.relabel(op.failure())), false),
                     },
@@ -315,6 +433,8 @@ impl Service {
                         rec.secret = None;
                         rec.pending = None;
                         rec.pending_created_at = None;
+                        let method = details([("method", Value::from("token"))]);
+                        effects.audit(self.draft(actor, event::DISABLED, Some(contact), method));
                     }
                     Operation::Verify => {}
                 }
@@ -326,13 +446,24 @@ impl Service {
         }
     }
 
-    /// Mark (or unmark) a contact as KYC-passed; audit-logged.
+    /// Mark (or unmark) a contact as KYC-passed: an operator action, audited
+    /// (`kyc.marked` / `kyc.unmarked`).
     pub fn set_kyc_passed(&self, operator: &str, partner: &PartnerId, contact: &ContactId, passed: bool) -> Result<()> {
+        self.set_kyc_passed_as(&Self::operator(operator)?, partner, contact, passed)
+    }
+
+    pub(crate) fn set_kyc_passed_as(
+        &self,
+        actor: &Actor,
+        partner: &PartnerId,
+        contact: &ContactId,
+        passed: bool,
+    ) -> Result<()> {
         self.partner_record(partner)?;
-        let action = if passed { "contact.mark_kyc" } else { "contact.unmark_kyc" };
-        self.audit(operator, action, partner, Some(contact))?;
+        let event = if passed { event::KYC_MARKED } else { event::KYC_UNMARKED };
         self.store()
-            .update_contact(partner, contact, &mut |rec| {
+            .update_contact(partner, contact, &mut |rec, effects| {
+                effects.audit(self.draft(actor, event, Some(contact), Map::new()));
                 let changed = rec.kyc_passed != passed;
                 rec.kyc_passed = passed;
                 changed
@@ -341,12 +472,14 @@ impl Service {
     }
 
     /// Clear a contact's failure count, lifting a lock or a throttle: an operator action,
-    /// audit-logged, never a partner call.
+    /// audited (`2fa.unlocked`, with the count before), never a partner call.
     pub fn reset_lock(&self, operator: &str, partner: &PartnerId, contact: &ContactId) -> Result<()> {
+        let actor = Self::operator(operator)?;
         self.partner_record(partner)?;
-        self.audit(operator, "contact.reset_lock", partner, Some(contact))?;
         self.store()
-            .update_contact(partner, contact, &mut |rec| {
+            .update_contact(partner, contact, &mut |rec, effects| {
+                let before = details([("failures", Value::from(rec.failures))]);
+                effects.audit(self.draft(&actor, event::UNLOCKED, Some(contact), before));
                 let changed = rec.failures != 0 || rec.last_failure_at.is_some();
                 rec.failures = 0;
                 rec.last_failure_at = None;

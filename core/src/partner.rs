@@ -9,6 +9,9 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
+use serde_json::{Map, Value};
+
+use crate::audit::{Actor, details, event};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::PartnerId;
 use crate::service::Service;
@@ -200,16 +203,17 @@ impl Service {
     /// Replace a partner's secret and publishable keys (an operator action, audit-logged). The
     /// old keys stop working at once.
     pub fn rotate_keys(&self, operator: &str, partner: &PartnerId) -> Result<PartnerCredentials> {
+        let actor = Self::operator(operator)?;
         self.partner_record(partner)?;
-        self.audit(operator, "partner.rotate_keys", partner, None)?;
         let mut issued = None;
         let found = self
             .store()
-            .update_partner(partner, &mut |p| match new_keys(p.id, p.environment) {
+            .update_partner(partner, &mut |p, effects| match new_keys(p.id, p.environment) {
                 Ok((creds, hash)) => {
                     p.secret_key_hash = hash;
                     p.publishable_key = creds.publishable_key.clone();
                     issued = Some(Ok(creds));
+                    effects.audit(self.draft(&actor, event::KEYS_ROTATED, None, Map::new()));
                     true
                 }
                 Err(e) => {
@@ -290,7 +294,9 @@ impl Service {
     /// Set the confirmation-screen button text; returns the stored value.
     pub fn set_widget_text(&self, partner: &PartnerId, text: &str) -> Result<String> {
         validate_widget_text(text)?;
-        self.update_partner_field(partner, |p| p.widget_text = Some(text.to_owned()))?;
+        self.update_partner_field(partner, &Actor::Partner, settings_changed("widgetText"), |p| {
+            p.widget_text = Some(text.to_owned());
+        })?;
         Ok(text.to_owned())
     }
 
@@ -302,7 +308,9 @@ impl Service {
     /// Set the confirmation-screen button URL; returns the stored value.
     pub fn set_widget_button_url(&self, partner: &PartnerId, url: &str) -> Result<String> {
         validate_widget_button_url(url)?;
-        self.update_partner_field(partner, |p| p.widget_button_url = Some(url.to_owned()))?;
+        self.update_partner_field(partner, &Actor::Partner, settings_changed("widgetButtonURL"), |p| {
+            p.widget_button_url = Some(url.to_owned());
+        })?;
         Ok(url.to_owned())
     }
 
@@ -317,7 +325,9 @@ impl Service {
     pub fn set_widget_origins<S: AsRef<str>>(&self, partner: &PartnerId, origins: &[S]) -> Result<Vec<String>> {
         let environment = self.partner_record(partner)?.environment;
         let origins = crate::widget::origins::check_origins(origins, environment)?;
-        self.update_partner_field(partner, |p| p.widget_origins.clone_from(&origins))?;
+        self.update_partner_field(partner, &Actor::Partner, settings_changed("widgetOrigins"), |p| {
+            p.widget_origins.clone_from(&origins);
+        })?;
         Ok(origins)
     }
 
@@ -329,10 +339,9 @@ impl Service {
     /// Approve (or withdraw the approval of) a partner's production widget: an operator action,
     /// audit-logged. Sandbox widgets work without it.
     pub fn set_widget_approval(&self, operator: &str, partner: &PartnerId, approved: bool) -> Result<()> {
-        self.partner_record(partner)?;
-        let action = if approved { "partner.approve_widget" } else { "partner.unapprove_widget" };
-        self.audit(operator, action, partner, None)?;
-        self.update_partner_field(partner, |p| p.widget_approved = approved)
+        let actor = Self::operator(operator)?;
+        let event = if approved { event::WIDGET_APPROVED } else { event::WIDGET_UNAPPROVED };
+        self.update_partner_field(partner, &actor, (event, Map::new()), |p| p.widget_approved = approved)
     }
 
     /// The partner a publishable key belongs to, for the widget's public routes (the key is
@@ -348,17 +357,24 @@ impl Service {
     /// Waive (or restore) the KYC 2FA requirement for a partner: an operator action,
     /// audit-logged, never a partner API call.
     pub fn set_2fa_waiver(&self, operator: &str, partner: &PartnerId, waived: bool) -> Result<()> {
-        self.partner_record(partner)?;
-        let action = if waived { "partner.waive_2fa" } else { "partner.unwaive_2fa" };
-        self.audit(operator, action, partner, None)?;
-        self.update_partner_field(partner, |p| p.two_factor_waived = waived)
+        let actor = Self::operator(operator)?;
+        let event = if waived { event::WAIVER_SET } else { event::WAIVER_CLEARED };
+        self.update_partner_field(partner, &actor, (event, Map::new()), |p| p.two_factor_waived = waived)
     }
 
-    fn update_partner_field(&self, partner: &PartnerId, mut change: impl FnMut(&mut PartnerRecord)) -> Result<()> {
+    /// Change a partner setting and record `audit` (event and details) in the same transaction.
+    fn update_partner_field(
+        &self,
+        partner: &PartnerId,
+        actor: &Actor,
+        audit: (&'static str, Map<String, Value>),
+        mut change: impl FnMut(&mut PartnerRecord),
+    ) -> Result<()> {
         let found = self
             .store()
-            .update_partner(partner, &mut |p| {
+            .update_partner(partner, &mut |p, effects| {
                 change(p);
+                effects.audit(self.draft(actor, audit.0, None, audit.1.clone()));
                 true
             })
             .map_err(Self::internal)?;
@@ -408,6 +424,11 @@ mod tests {
         assert_eq!(bearer_token("Bearer "), None);
         assert_eq!(bearer_token("Bearer"), None);
     }
+}
+
+/// The `widget.settings_changed` event of one API field.
+fn settings_changed(field: &str) -> (&'static str, Map<String, Value>) {
+    (event::WIDGET_SETTINGS_CHANGED, details([("field", Value::from(field))]))
 }
 
 /// Secret keys that authenticated recently, by hash (see [`Config::auth_cache_ttl`]). Only

@@ -2,6 +2,9 @@
 //! out of the key file. Adding a key never needs this (older rows open under their own key id);
 //! retiring one does.
 
+use serde_json::Value;
+
+use crate::audit::{details, event};
 use crate::error::{Error, Result};
 use crate::ids::{ContactId, PartnerId};
 use crate::service::Service;
@@ -36,12 +39,12 @@ struct Outcome {
 
 impl Service {
     /// Re-seal every stored secret (enabled or pending) that an older master key sealed under
-    /// the current one: an operator action, audit-logged (`keys.rewrap`) once per partner
-    /// before its first change. Runs while the service serves: each contact is re-sealed in its
+    /// the current one: an operator action, audited (`keys.rewrapped`) once per partner,
+    /// in the transaction of its first change. Runs while the service serves: each contact is re-sealed in its
     /// own atomic update, and a secret already under the current key is left alone, so a second
     /// run changes nothing. Afterwards, with `unopenable == 0`, the older keys can be removed.
     pub fn rewrap_secrets(&self, operator: &str) -> Result<RewrapReport> {
-        Self::check_operator(operator)?;
+        let actor = Self::operator(operator)?;
         let mut report = RewrapReport { key_id: self.keys().current_key_id(), ..RewrapReport::default() };
         let mut audited: Option<PartnerId> = None;
         let mut cursor = None;
@@ -49,19 +52,24 @@ impl Service {
             let page = self.store().contacts_with_secrets(cursor, PAGE).map_err(Self::internal)?;
             let Some(&last) = page.last() else { break };
             for (partner, contact) in page {
-                // The audit comes before a partner's first change, so until then each contact is
-                // read once to see whether it will change; afterwards only the update reads it.
-                if audited != Some(partner) && self.needs_reseal(&partner, &contact)? {
-                    self.audit(operator, "keys.rewrap", &partner, None)?;
-                    audited = Some(partner);
-                }
+                // A partner's first change carries its `keys.rewrapped` event, in the same
+                // transaction; a partner with nothing to re-seal records nothing.
                 let mut outcome = Outcome::default();
+                let first = audited != Some(partner);
                 self.store()
-                    .update_contact(&partner, &contact, &mut |rec| {
+                    .update_contact(&partner, &contact, &mut |rec, effects| {
                         outcome = self.reseal(&partner, &contact, rec);
-                        outcome.rewrapped > 0 && outcome.error.is_none()
+                        let write = outcome.rewrapped > 0 && outcome.error.is_none();
+                        if write && first {
+                            let key = details([("keyId", Value::from(report.key_id))]);
+                            effects.audit(self.draft(&actor, event::KEYS_REWRAPPED, None, key));
+                        }
+                        write
                     })
                     .map_err(Self::internal)?;
+                if outcome.rewrapped > 0 && outcome.error.is_none() {
+                    audited = Some(partner);
+                }
                 if let Some(e) = outcome.error {
                     return Err(e);
                 }
@@ -81,12 +89,6 @@ impl Service {
             "secrets re-sealed under the current master key"
         );
         Ok(report)
-    }
-
-    /// Whether the contact holds a secret sealed under another key than the current one.
-    fn needs_reseal(&self, partner: &PartnerId, contact: &ContactId) -> Result<bool> {
-        let rec = self.store().contact(partner, contact).map_err(Self::internal)?;
-        Ok(rec.is_some_and(|r| [&r.secret, &r.pending].into_iter().flatten().any(|s| !self.keys().is_current(s))))
     }
 
     /// Re-seals the record's secrets that are not under the current key, in place.

@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use zeroize::Zeroizing;
 
+use crate::chain::Actor;
 use crate::clock::{Clock, SystemClock};
 use crate::crypto::KeyRing;
 use crate::error::{Error, ErrorKind, Result};
-use crate::ids::{ContactId, PartnerId};
-use crate::store::{AuditEvent, Store, StoreError};
+use crate::metrics::{Metered, Metrics};
+use crate::store::{Store, StoreError};
 use crate::totp;
 use crate::vocab::Environment;
 
@@ -126,7 +127,8 @@ impl Config {
 /// Cheap to share: wrap it in an `Arc`; every method takes `&self` and is safe to call from
 /// many threads at once.
 pub struct Service {
-    store: Arc<dyn Store>,
+    store: crate::metrics::Metered,
+    metrics: Arc<Metrics>,
     keys: KeyRing,
     clock: Arc<dyn Clock>,
     config: Config,
@@ -246,7 +248,9 @@ impl ServiceBuilder {
         }
         let jwt_key = self.config.jwt_secret.as_ref().map(|s| jsonwebtoken::DecodingKey::from_secret(s));
         let auth_cache = crate::partner::AuthCache::new(self.config.auth_cache_ttl);
-        Ok(Service { store: self.store, keys, clock: self.clock, config: self.config, jwt_key, auth_cache })
+        let metrics = Arc::new(Metrics::new(self.config.environment.as_str(), self.store.kind()));
+        let store = Metered { inner: self.store, metrics: metrics.clone() };
+        Ok(Service { store, metrics, keys, clock: self.clock, config: self.config, jwt_key, auth_cache })
     }
 }
 
@@ -268,13 +272,24 @@ impl Service {
 
     /// The store.
     pub fn store(&self) -> &dyn Store {
-        &*self.store
+        &self.store
+    }
+
+    /// This service's metrics registry (SPEC 9.2): its own, never shared with another service.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The metrics as Prometheus text (format 0.0.4), for a `/metrics` route. The audit gauge
+    /// is read from the store first when it is more than 60 s old.
+    pub fn metrics_text(&self) -> String {
+        self.metrics.render(&self.store)
     }
 
     /// The check [`ServiceBuilder::build`] makes unless [deferred](ServiceBuilder::defer_key_check):
     /// for every key id sealing a stored secret, the master keys hold it and it opens one.
     pub fn check_master_keys(&self) -> Result<()> {
-        self.keys.check_against(&*self.store)
+        self.keys.check_against(&self.store)
     }
 
     /// Whether the store answers (for health checks).
@@ -282,13 +297,12 @@ impl Service {
         self.store.ping().map_err(Self::internal)
     }
 
-    /// The audit log, oldest first.
-    pub fn audit_log(&self) -> Result<Vec<AuditEvent>> {
-        self.store.audit_log().map_err(Self::internal)
-    }
-
     pub(crate) fn now(&self) -> u64 {
         self.clock.now()
+    }
+
+    pub(crate) fn now_millis(&self) -> u64 {
+        self.clock.now_millis()
     }
 
     pub(crate) fn auth_cache(&self) -> &crate::partner::AuthCache {
@@ -307,31 +321,12 @@ impl Service {
         Error::new(ErrorKind::Internal).with_cause(e)
     }
 
-    pub(crate) fn check_operator(operator: &str) -> Result<()> {
+    /// The actor of an operator action, checking the name.
+    pub(crate) fn operator(operator: &str) -> Result<Actor> {
         if operator.trim().is_empty() || operator.chars().any(char::is_control) {
             return Err(Error::invalid_input("operator", "must name who acts, without control characters"));
         }
-        Ok(())
-    }
-
-    pub(crate) fn audit(
-        &self,
-        operator: &str,
-        action: &str,
-        partner: &PartnerId,
-        contact: Option<&ContactId>,
-    ) -> Result<()> {
-        Self::check_operator(operator)?;
-        let event = AuditEvent {
-            at: self.now(),
-            operator: operator.to_owned(),
-            action: action.to_owned(),
-            partner_id: *partner,
-            contact_id: contact.copied(),
-        };
-        self.store.append_audit(&event).map_err(Self::internal)?;
-        tracing::info!(target: "rampart::audit", operator, action, partner = %partner, contact = ?contact.map(ToString::to_string), "operator action");
-        Ok(())
+        Ok(Actor::Operator(operator.to_owned()))
     }
 }
 

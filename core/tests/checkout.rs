@@ -9,12 +9,12 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::{Backend, Fixture, TestStore};
-use rampart_core::checkout::{SANDBOX_WIDGET_OPERATOR, SESSION_IDLE_SECS, SIGN_IN_CODE_TTL_SECS};
+use rampart_core::checkout::{SESSION_IDLE_SECS, SIGN_IN_CODE_TTL_SECS};
 use rampart_core::ids::OrderId;
 use rampart_core::lifecycle;
 use rampart_core::store::{
-    AuditEvent, ContactRecord, FaultyStore, OrderRecord, OrderStatus, PartnerRecord, SessionRecord, SignInRecord,
-    Store, StoreError,
+    AuditHead, AuditRow, ContactRecord, Effects, FaultyStore, OrderRecord, OrderStatus, PartnerRecord, SessionRecord,
+    SignInRecord, Store, StoreError,
 };
 use rampart_core::widget::WidgetConfig;
 use rampart_core::{
@@ -618,7 +618,7 @@ fn session_calls_need_a_sign_in(b: Backend) {
     assert_err(f.service.session_verify_2fa(&t, "123456"), SIGN_IN_REQUIRED);
     assert_err(place(&f, &t, &btc("25")), SIGN_IN_REQUIRED);
     assert_err(place(&f, &t, &btc("abc")), SIGN_IN_REQUIRED);
-    assert!(f.service.audit_log().unwrap().is_empty());
+    assert!(common::audit_rows(&f.service).is_empty());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -632,17 +632,12 @@ fn two_factor_fresh_contact_and_sandbox_kyc(b: Backend) {
     let state = f.service.session_mark_kyc(&t).unwrap();
     assert_eq!((state.two_factor, state.may_purchase, state.kyc_passed), (Some(TwoFactorStep::Setup), false, true));
     assert_eq!(f.service.session_state(&t).unwrap(), state);
-    assert_eq!(
-        f.service.audit_log().unwrap(),
-        [AuditEvent {
-            at: f.now(),
-            operator: "sandbox widget".into(),
-            action: "contact.mark_kyc".into(),
-            partner_id: f.partner,
-            contact_id: Some(contact),
-        }]
-    );
-    assert_eq!(SANDBOX_WIDGET_OPERATOR, "sandbox widget");
+    let rows = common::audit_rows(&f.service);
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    assert_eq!((row.seq, row.actor.as_str(), row.event.as_str()), (1, "contact", "kyc.marked"));
+    assert_eq!((row.partner_id.clone(), row.contact_id.clone()), (f.partner.to_string(), Some(contact.to_string())));
+    assert_eq!(row.at, rampart_core::audit::rfc3339_millis(f.now() * 1000));
     assert!(f.service.is_2fa_required(&f.partner, &contact).unwrap());
     // Another session of the same contact sees the same step.
     let (t2, _) = signed_in(&f, "alice@example.com");
@@ -661,8 +656,8 @@ fn two_factor_kyc_is_sandbox_only(b: Backend) {
     assert_err(f.service.session_mark_kyc(&t), (ErrorKind::SandboxOnly, 403, "Only available in sandbox"));
     let state = f.service.session_state(&t).unwrap();
     assert_eq!((state.kyc_passed, state.two_factor), (false, Some(TwoFactorStep::None)));
-    let actions: Vec<String> = f.service.audit_log().unwrap().into_iter().map(|e| e.action).collect();
-    assert_eq!(actions, ["partner.approve_widget"], "no KYC mark was logged");
+    let events: Vec<String> = common::trail(&f.service, &partner).into_iter().map(|(_, e)| e).collect();
+    assert_eq!(events, ["widget.approved"], "no KYC mark was recorded");
     // The operator's mark works in production; then the contact must set 2FA up.
     f.service.set_kyc_passed("ops", &partner, &state.contact_id.unwrap(), true).unwrap();
     let state = f.service.session_state(&t).unwrap();
@@ -1070,7 +1065,7 @@ fn faulty_case<S: Store + 'static>(inner: S, _dir: Option<tempfile::TempDir>) {
     assert!(service.orders(&partner, &contact, None, 100).unwrap().orders.is_empty());
     let state = service.session_state(t).unwrap();
     assert_eq!((state.kyc_passed, state.two_factor), (false, Some(TwoFactorStep::None)));
-    assert!(service.audit_log().unwrap().is_empty());
+    assert!(common::audit_rows(&service).is_empty());
     assert_eq!(service.place_order(t, &btc("25"), &widget).unwrap().status, OrderStatus::Completed);
 }
 
@@ -1116,7 +1111,7 @@ impl Store for Trip {
     fn update_partner(
         &self,
         id: &PartnerId,
-        f: &mut dyn FnMut(&mut PartnerRecord) -> bool,
+        f: &mut dyn FnMut(&mut PartnerRecord, &mut Effects) -> bool,
     ) -> Result<bool, StoreError> {
         self.check("update_partner")?;
         self.inner.update_partner(id, f)
@@ -1133,7 +1128,7 @@ impl Store for Trip {
         &self,
         p: &PartnerId,
         c: &ContactId,
-        f: &mut dyn FnMut(&mut ContactRecord) -> bool,
+        f: &mut dyn FnMut(&mut ContactRecord, &mut Effects) -> bool,
     ) -> Result<(), StoreError> {
         self.check("update_contact")?;
         self.inner.update_contact(p, c, f)
@@ -1214,13 +1209,23 @@ impl Store for Trip {
         self.check("orders_for_contact")?;
         self.inner.orders_for_contact(p, c, before, limit)
     }
-    fn append_audit(&self, e: &AuditEvent) -> Result<(), StoreError> {
-        self.check("append_audit")?;
-        self.inner.append_audit(e)
+    fn audit_events(
+        &self,
+        p: &PartnerId,
+        c: Option<&ContactId>,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<AuditRow>, StoreError> {
+        self.check("audit_events")?;
+        self.inner.audit_events(p, c, after, limit)
     }
-    fn audit_log(&self) -> Result<Vec<AuditEvent>, StoreError> {
-        self.check("audit_log")?;
-        self.inner.audit_log()
+    fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError> {
+        self.check("audit_heads")?;
+        self.inner.audit_heads()
+    }
+    fn audit_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        self.check("audit_counts")?;
+        self.inner.audit_counts()
     }
     fn ping(&self) -> Result<(), StoreError> {
         self.check("ping")?;

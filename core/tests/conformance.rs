@@ -8,7 +8,7 @@ use common::{Backend, Fixture, T0, contact};
 use rampart_core::ids::OrderId;
 use rampart_core::lifecycle::{self, MSG_DISABLED};
 use rampart_core::store::{
-    AuditEvent, ContactRecord, OrderRecord, OrderStatus, PartnerRecord, SessionRecord, SignInRecord, Store, StoreError,
+    ContactRecord, OrderRecord, OrderStatus, PartnerRecord, SessionRecord, SignInRecord, Store, StoreError,
 };
 use rampart_core::{
     Config, ContactId, Environment, Error, ErrorKind, KeyRing, PartnerId, RewrapReport, Service, Token, Verification,
@@ -95,16 +95,16 @@ fn store_partners(b: Backend) {
     assert!(matches!(s.insert_partner(&p), Err(rampart_core::StoreError::Conflict(_))));
     let same_key = PartnerRecord { id: PartnerId::random(), publishable_key: "other".into(), ..p.clone() };
     assert!(matches!(s.insert_partner(&same_key), Err(rampart_core::StoreError::Conflict(_))));
-    assert!(!s.update_partner(&PartnerId::random(), &mut |_| unreachable!()).unwrap());
+    assert!(!s.update_partner(&PartnerId::random(), &mut |_, _| unreachable!()).unwrap());
     assert!(
-        s.update_partner(&p.id, &mut |r| {
+        s.update_partner(&p.id, &mut |r, _| {
             r.widget_text = Some("Done".into());
             true
         })
         .unwrap()
     );
     assert!(
-        s.update_partner(&p.id, &mut |r| {
+        s.update_partner(&p.id, &mut |r, _| {
             r.widget_text = Some("not written".into());
             false
         })
@@ -113,7 +113,7 @@ fn store_partners(b: Backend) {
     assert_eq!(s.partner(&p.id).unwrap().unwrap().widget_text.as_deref(), Some("Done"));
     let origins = vec!["https://a.example".to_owned(), "https://b.example:8443".to_owned()];
     assert!(
-        s.update_partner(&p.id, &mut |r| {
+        s.update_partner(&p.id, &mut |r, _| {
             r.widget_origins.clone_from(&origins);
             r.widget_approved = true;
             true
@@ -132,7 +132,7 @@ fn store_contacts(b: Backend) {
     let s = &t.store;
     let (p, q, c) = (PartnerId::random(), PartnerId::random(), contact());
     assert_eq!(s.contact(&p, &c).unwrap(), None);
-    s.update_contact(&p, &c, &mut |r| {
+    s.update_contact(&p, &c, &mut |r, _| {
         assert_eq!(*r, ContactRecord::default());
         r.failures = 3;
         false
@@ -150,7 +150,7 @@ fn store_contacts(b: Backend) {
         failures: 99,
         last_failure_at: Some(12),
     };
-    s.update_contact(&p, &c, &mut |r| {
+    s.update_contact(&p, &c, &mut |r, _| {
         *r = full.clone();
         true
     })
@@ -158,7 +158,7 @@ fn store_contacts(b: Backend) {
     assert_eq!(s.contact(&p, &c).unwrap(), Some(full.clone()));
     assert_eq!(s.contact(&q, &c).unwrap(), None, "keyed by partner too");
     assert_eq!((s.contact_enabled(&p, &c).unwrap(), s.contact_enabled(&q, &c).unwrap()), (Some(true), None));
-    s.update_contact(&p, &c, &mut |r| {
+    s.update_contact(&p, &c, &mut |r, _| {
         assert_eq!(*r, full);
         r.secret = None;
         r.enabled = false;
@@ -175,13 +175,13 @@ fn store_kyc_list_and_audit(b: Backend) {
     let (p, q) = (PartnerId::random(), PartnerId::random());
     let mut ids: Vec<ContactId> = (0..5).map(|_| contact()).collect();
     for (i, c) in ids.iter().enumerate() {
-        s.update_contact(&p, c, &mut |r| {
+        s.update_contact(&p, c, &mut |r, _| {
             r.kyc_passed = i != 4;
             r.enabled = i == 3;
             true
         })
         .unwrap();
-        s.update_contact(&q, c, &mut |r| {
+        s.update_contact(&q, c, &mut |r, _| {
             r.kyc_passed = true;
             true
         })
@@ -192,11 +192,6 @@ fn store_kyc_list_and_audit(b: Backend) {
     assert_eq!(s.kyc_contacts_without_2fa(&p).unwrap(), want);
     ids.sort();
     assert_eq!(s.kyc_contacts_without_2fa(&q).unwrap(), ids);
-    let e1 = AuditEvent { at: 1, operator: "ops".into(), action: "a".into(), partner_id: p, contact_id: None };
-    let e2 = AuditEvent { at: 2, operator: "ops".into(), action: "b".into(), partner_id: q, contact_id: Some(ids[0]) };
-    s.append_audit(&e1).unwrap();
-    s.append_audit(&e2).unwrap();
-    assert_eq!(s.audit_log().unwrap(), vec![e1, e2]);
 }
 
 fn store_contacts_with_secrets_cursor(b: Backend) {
@@ -206,7 +201,7 @@ fn store_contacts_with_secrets_cursor(b: Backend) {
     let mut want = Vec::new();
     for (i, partner) in [p, q, p, q, p, q, p].iter().enumerate() {
         let c = contact();
-        s.update_contact(partner, &c, &mut |r| {
+        s.update_contact(partner, &c, &mut |r, _| {
             // Enabled secret, pending secret, both, or none (a KYC mark only).
             r.secret = (i % 4 == 0 || i % 4 == 2).then(|| vec![1]);
             r.pending = (i % 4 == 1 || i % 4 == 2).then(|| vec![2]);
@@ -589,7 +584,7 @@ fn rewrap_after_key_rotation(b: Backend) {
     f.service.set_kyc_passed("ops", &f.partner, &plain, true).unwrap();
     let other = f.service.create_partner("Other", Environment::Sandbox).unwrap().partner_id;
     f.service.create_2fa(&other, &on, None).unwrap();
-    let audit_before = f.service.audit_log().unwrap().len();
+    let audit_before = common::audit_rows(&f.service).len();
 
     // Key 2 added: older rows still open under key 1, new writes use key 2.
     let mut both = KeyRing::new(1, &[42; 32]);
@@ -603,17 +598,18 @@ fn rewrap_after_key_rotation(b: Backend) {
         assert!([&r.secret, &r.pending].into_iter().flatten().all(|s| key2.is_current(s)), "{c} re-sealed");
     }
     // One audit event per partner touched, written by the first run only.
-    let events: Vec<_> = rotated.audit_log().unwrap().into_iter().skip(audit_before).collect();
-    assert_eq!(events.iter().map(|e| (e.action.as_str(), e.partner_id)).collect::<Vec<_>>(), {
-        let mut want = vec![("keys.rewrap", f.partner), ("keys.rewrap", other)];
+    let events: Vec<_> = common::audit_rows(&rotated).into_iter().filter(|e| e.event == "keys.rewrapped").collect();
+    assert_eq!(events.iter().map(|e| (e.event.as_str(), e.partner_id.clone())).collect::<Vec<_>>(), {
+        let mut want = vec![("keys.rewrapped", f.partner), ("keys.rewrapped", other)];
         want.sort_by_key(|(_, p)| *p);
-        want
+        want.into_iter().map(|(e, p)| (e, p.to_string())).collect::<Vec<_>>()
     });
+    assert!(events.iter().all(|e| e.details == serde_json::json!({"keyId": 2}) && e.actor == "operator:ops"));
     assert_eq!(
         rotated.rewrap_secrets("ops").unwrap(),
         RewrapReport { key_id: 2, examined: 3, rewrapped: 0, unopenable: 0 }
     );
-    assert_eq!(rotated.audit_log().unwrap().len(), audit_before + 2, "a run that changes nothing logs nothing");
+    assert_eq!(common::audit_rows(&rotated).len(), audit_before + 2, "a run that changes nothing logs nothing");
 
     // Key 1 removed: every secret still works, the replay state kept.
     let only2 = with_keys(&f, key2);
@@ -646,7 +642,7 @@ fn rewrap_leaves_what_no_key_opens(b: Backend) {
     // good one to key 2 and leaves the damaged one as it is.
     f.service
         .store()
-        .update_contact(&f.partner, &damaged, &mut |r| {
+        .update_contact(&f.partner, &damaged, &mut |r, _| {
             if let Some(s) = r.secret.as_mut() {
                 *s.last_mut().unwrap() ^= 1;
             }
@@ -656,14 +652,14 @@ fn rewrap_leaves_what_no_key_opens(b: Backend) {
     let before = f.record(&damaged);
     let mut both = KeyRing::new(1, &[42; 32]);
     both.add(2, &[43; 32]);
-    let audit_before = f.service.audit_log().unwrap().len();
+    let audit_before = common::audit_rows(&f.service).len();
     let rotated = with_keys(&f, both);
     assert_eq!(
         rotated.rewrap_secrets("ops").unwrap(),
         RewrapReport { key_id: 2, examined: 2, rewrapped: 1, unopenable: 1 }
     );
     assert_eq!(f.record(&damaged), before);
-    assert_eq!(rotated.audit_log().unwrap().len(), audit_before + 1);
+    assert_eq!(common::audit_rows(&rotated).len(), audit_before + 1);
 }
 
 fn create_when_disabled(b: Backend) {
@@ -1014,10 +1010,21 @@ fn lock_at_100_and_operator_reset(b: Backend) {
     f.service.reset_lock("ops@rampart", &f.partner, &c).unwrap();
     assert_eq!(f.record(&c).failures, 0);
     assert!(f.service.verify_2fa(&f.partner, &c, f.code(&s, 0).as_str()).unwrap().is_accepted());
-    let log = f.service.audit_log().unwrap();
-    let last = log.last().unwrap();
-    assert_eq!((last.operator.as_str(), last.action.as_str()), ("ops@rampart", "contact.reset_lock"));
-    assert_eq!((last.partner_id, last.contact_id), (f.partner, Some(c)));
+    // The 100th failure locked 2FA once (audited in its transaction); the reset is the last row.
+    let rows = f.service.audit_events(&f.partner, Some(&c), 0, 500).unwrap().events;
+    let events: Vec<_> = rows.iter().map(|r| (r.actor.as_str(), r.event.as_str())).collect();
+    assert_eq!(
+        events,
+        [
+            ("partner", "2fa.created"),
+            ("partner", "2fa.enabled"),
+            ("partner", "2fa.locked"),
+            ("operator:ops@rampart", "2fa.unlocked")
+        ]
+    );
+    assert_eq!(rows[2].details, serde_json::json!({"failures": 100}));
+    assert_eq!(rows[3].details, serde_json::json!({"failures": 100}));
+    assert_eq!(rows[3].contact_id, Some(c.to_string()));
 }
 
 fn throttling_off_counts_but_never_refuses(b: Backend) {
@@ -1040,7 +1047,7 @@ fn swapped_ciphertexts_fail_closed(b: Backend) {
     let store = f.service.store();
     for (who, rec) in [(&c1, &r2), (&c2, &r1)] {
         store
-            .update_contact(&f.partner, who, &mut |r| {
+            .update_contact(&f.partner, who, &mut |r, _| {
                 r.secret.clone_from(&rec.secret);
                 true
             })
@@ -1065,7 +1072,7 @@ fn swapped_ciphertexts_fail_closed(b: Backend) {
     // The same ciphertext under another partner fails too.
     let other = f.service.create_partner("Other", Environment::Sandbox).unwrap().partner_id;
     store
-        .update_contact(&other, &c1, &mut |r| {
+        .update_contact(&other, &c1, &mut |r, _| {
             *r = ContactRecord { enabled: true, ..r1.clone() };
             true
         })
@@ -1095,8 +1102,12 @@ fn kyc_rule(b: Backend) {
     assert!(f.service.contacts_requiring_2fa(&f.partner).unwrap().is_empty());
     f.service.set_2fa_waiver("ops", &f.partner, false).unwrap();
     assert!(!f.service.may_purchase(&f.partner, &d).unwrap());
-    let actions: Vec<String> = f.service.audit_log().unwrap().into_iter().map(|e| e.action).collect();
-    assert_eq!(actions, ["contact.mark_kyc", "contact.mark_kyc", "partner.waive_2fa", "partner.unwaive_2fa"]);
+    let events: Vec<String> = common::trail(&f.service, &f.partner)
+        .into_iter()
+        .filter(|(actor, _)| actor == "operator:ops")
+        .map(|(_, e)| e)
+        .collect();
+    assert_eq!(events, ["kyc.marked", "kyc.marked", "partner.waiver_set", "partner.waiver_cleared"]);
     let nobody = PartnerId::random();
     assert_eq!(f.service.is_2fa_required(&nobody, &c).unwrap_err().kind(), ErrorKind::PartnerNotFound);
     assert_eq!(f.service.set_2fa_waiver("ops", &nobody, true).unwrap_err().kind(), ErrorKind::PartnerNotFound);

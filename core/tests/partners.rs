@@ -88,7 +88,10 @@ fn rotation_replaces_both_keys() {
     assert_eq!(svc.authenticate(b.secret_key.expose()).unwrap().partner_id, a.partner_id);
     assert_eq!(svc.partner(&a.partner_id).unwrap().publishable_key, b.publishable_key);
     assert_eq!(svc.rotate_keys("ops", &PartnerId::random()).unwrap_err().kind(), ErrorKind::PartnerNotFound);
-    assert_eq!(svc.audit_log().unwrap().last().unwrap().action, "partner.rotate_keys");
+    assert_eq!(
+        common::trail(&svc, &a.partner_id).last().unwrap(),
+        &("operator:ops".to_owned(), "partner.keys_rotated".to_owned())
+    );
 }
 
 /// Two services on one database file, as two processes would be; the first remembers keys.
@@ -329,8 +332,8 @@ fn widget_origins_and_approval() {
         production.set_widget_approval("olga", &creds.partner_id, true).unwrap();
         assert!(production.partner(&creds.partner_id).unwrap().widget_approved);
         production.set_widget_approval("olga", &creds.partner_id, false).unwrap();
-        let actions: Vec<String> = production.audit_log().unwrap().into_iter().map(|e| e.action).collect();
-        assert_eq!(actions[actions.len() - 2..], ["partner.approve_widget", "partner.unapprove_widget"]);
+        let events: Vec<String> = common::trail(&production, &creds.partner_id).into_iter().map(|(_, e)| e).collect();
+        assert_eq!(events[events.len() - 2..], ["widget.approved", "widget.unapproved"]);
         assert_eq!(
             production.set_widget_approval("olga", &ghost, true).unwrap_err().kind(),
             ErrorKind::PartnerNotFound

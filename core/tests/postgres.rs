@@ -617,22 +617,31 @@ impl World {
                 Answer::Ok(format!("{pages:?}"))
             }
             Op::Rewrap => answer(svc.rewrap_secrets(OPERATOR), |r| format!("{r:?}")),
-            Op::AuditLog => answer(svc.audit_log(), |events| {
-                let shown: Vec<String> = events
-                    .iter()
-                    .map(|e| {
-                        format!(
-                            "{} {} {} {} {:?}",
-                            e.at - T0,
-                            e.operator,
-                            e.action,
-                            ids.partner(&e.partner_id),
-                            e.contact_id.map(|c| ids.contact(&c))
-                        )
-                    })
-                    .collect();
-                format!("{shown:?}")
-            }),
+            Op::AuditLog => {
+                let mut rows = Vec::new();
+                let exported = svc.export_audit(None, None, |r| {
+                    rows.push(r.clone());
+                    Ok(())
+                });
+                let verified = svc
+                    .verify_audit(None)
+                    .map(|reports| reports.iter().map(|r| (r.rows, r.first_bad_seq)).collect::<Vec<_>>());
+                answer(exported.and(verified), |verdicts| {
+                    // Ids and hashes are random per store; what happened, in which order, is not.
+                    let mut shown: Vec<String> = rows
+                        .iter()
+                        .map(|r| {
+                            let partner = ids.partner(&PartnerId::parse(&r.partner_id).unwrap());
+                            let contact = r.contact_id.as_deref().map(|c| ids.contact(&ContactId::parse(c).unwrap()));
+                            format!("{partner} {} {} {} {contact:?} {} {}", r.seq, r.actor, r.event, r.details, r.at)
+                        })
+                        .collect();
+                    shown.sort();
+                    let mut verdicts = verdicts.clone();
+                    verdicts.sort();
+                    format!("{shown:?} {verdicts:?}")
+                })
+            }
             Op::OpenSession(slot, p) => {
                 let key = self.key(p, Key::Publishable);
                 let opened = svc.open_session(&key, None);

@@ -71,7 +71,7 @@ fn malformed_tokens_never_reach_the_secret() {
     f.enabled(&c);
     f.service
         .store()
-        .update_contact(&f.partner, &c, &mut |r| {
+        .update_contact(&f.partner, &c, &mut |r, _| {
             r.secret = Some(vec![1; 40]);
             true
         })

@@ -4,7 +4,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{
-    AuditEvent, ContactRecord, MemoryStore, OrderRecord, PartnerRecord, SessionRecord, SignInRecord, Store, StoreError,
+    AuditHead, AuditRow, ContactRecord, Effects, MemoryStore, OrderRecord, PartnerRecord, SessionRecord, SignInRecord,
+    Store, StoreError,
 };
 use crate::ids::{ContactId, OrderId, PartnerId};
 
@@ -12,6 +13,8 @@ use crate::ids::{ContactId, OrderId, PartnerId};
 ///
 /// - read faults: every read fails, including the read at the start of an update, and `ping`;
 /// - write faults: every write fails at commit, with nothing kept;
+/// - audit faults: an update whose change has audit events fails as if writing them failed,
+///   with nothing kept (neither the change nor its events);
 /// - [`FaultyStore::spare_partner_reads`]: partner lookups keep working while reads fail, so
 ///   requests still authenticate and reach the failing operation.
 #[derive(Debug, Default)]
@@ -19,6 +22,7 @@ pub struct FaultyStore<S = MemoryStore> {
     inner: S,
     reads: AtomicBool,
     writes: AtomicBool,
+    audit: AtomicBool,
     spare_partner_reads: AtomicBool,
 }
 
@@ -29,6 +33,7 @@ impl<S: Store> FaultyStore<S> {
             inner,
             reads: AtomicBool::new(false),
             writes: AtomicBool::new(false),
+            audit: AtomicBool::new(false),
             spare_partner_reads: AtomicBool::new(false),
         }
     }
@@ -41,6 +46,11 @@ impl<S: Store> FaultyStore<S> {
     /// Turn write faults on or off.
     pub fn fail_writes(&self, on: bool) {
         self.writes.store(on, Ordering::SeqCst);
+    }
+
+    /// Turn audit write faults on or off.
+    pub fn fail_audit_writes(&self, on: bool) {
+        self.audit.store(on, Ordering::SeqCst);
     }
 
     /// Keep partner lookups working while reads fail.
@@ -63,6 +73,34 @@ impl<S: Store> FaultyStore<S> {
 
     fn write(&self) -> Result<(), StoreError> {
         Self::fault(&self.writes)
+    }
+
+    /// Run `f` through an inner update: a write fault (for a change) or an audit fault (for a
+    /// change with audit events) strikes at commit, so the change is computed, then lost.
+    fn update<R: Clone>(
+        &self,
+        inner: impl FnOnce(&mut dyn FnMut(&mut R, &mut Effects) -> bool) -> Result<bool, StoreError>,
+        f: &mut dyn FnMut(&mut R, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError> {
+        let failing_writes = self.write().is_err();
+        let failing_audit = Self::fault(&self.audit).is_err();
+        let (mut wanted, mut audited) = (false, false);
+        let found = inner(&mut |rec, effects| {
+            let mut next = rec.clone();
+            let mut mine = Effects::default();
+            wanted = f(&mut next, &mut mine);
+            audited = !mine.is_empty();
+            if (wanted && failing_writes) || (audited && (failing_audit || failing_writes)) {
+                return false;
+            }
+            *rec = next;
+            *effects = mine;
+            wanted
+        })?;
+        if audited && failing_audit {
+            return Err(StoreError::audit("audit table write failed (injected)"));
+        }
+        if wanted || audited { self.write().map(|()| found) } else { Ok(found) }
     }
 
     fn partner_read(&self) -> Result<(), StoreError> {
@@ -94,11 +132,11 @@ impl<S: Store> Store for FaultyStore<S> {
     fn update_partner(
         &self,
         id: &PartnerId,
-        f: &mut dyn FnMut(&mut PartnerRecord) -> bool,
+        f: &mut dyn FnMut(&mut PartnerRecord, &mut Effects) -> bool,
     ) -> Result<bool, StoreError> {
         self.read()?;
         self.write()?;
-        self.inner.update_partner(id, f)
+        self.update(|g| self.inner.update_partner(id, g), f)
     }
 
     fn count_partners(&self) -> Result<u64, StoreError> {
@@ -115,21 +153,10 @@ impl<S: Store> Store for FaultyStore<S> {
         &self,
         partner: &PartnerId,
         contact: &ContactId,
-        f: &mut dyn FnMut(&mut ContactRecord) -> bool,
+        f: &mut dyn FnMut(&mut ContactRecord, &mut Effects) -> bool,
     ) -> Result<(), StoreError> {
         self.read()?;
-        // A write fault strikes at commit: the caller's change is computed, then lost.
-        let failing = self.write().is_err();
-        let mut wanted = false;
-        self.inner.update_contact(partner, contact, &mut |rec| {
-            let mut next = rec.clone();
-            wanted = f(&mut next);
-            if wanted && !failing {
-                *rec = next;
-            }
-            wanted && !failing
-        })?;
-        if wanted { self.write() } else { Ok(()) }
+        self.update(|g| self.inner.update_contact(partner, contact, g).map(|()| true), f).map(drop)
     }
 
     fn kyc_contacts_without_2fa(&self, partner: &PartnerId) -> Result<Vec<ContactId>, StoreError> {
@@ -241,18 +268,33 @@ impl<S: Store> Store for FaultyStore<S> {
         self.inner.orders_for_contact(partner, contact, before, limit)
     }
 
-    fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError> {
-        self.write()?;
-        self.inner.append_audit(event)
+    fn audit_events(
+        &self,
+        partner: &PartnerId,
+        contact: Option<&ContactId>,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<AuditRow>, StoreError> {
+        self.read()?;
+        self.inner.audit_events(partner, contact, after, limit)
     }
 
-    fn audit_log(&self) -> Result<Vec<AuditEvent>, StoreError> {
+    fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError> {
         self.read()?;
-        self.inner.audit_log()
+        self.inner.audit_heads()
+    }
+
+    fn audit_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        self.read()?;
+        self.inner.audit_counts()
     }
 
     fn ping(&self) -> Result<(), StoreError> {
         self.read()?;
         self.inner.ping()
+    }
+
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
     }
 }

@@ -4,14 +4,18 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::{AuditEvent, ContactRecord, OrderRecord, PartnerRecord, SessionRecord, SignInRecord, Store, StoreError};
+use super::{
+    AuditHead, AuditRow, ContactRecord, Effects, OrderRecord, PartnerRecord, SessionRecord, SignInRecord, Store,
+    StoreError,
+};
+use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
 
 #[derive(Debug, Default)]
 struct Inner {
     partners: HashMap<PartnerId, PartnerRecord>,
     contacts: BTreeMap<(PartnerId, ContactId), ContactRecord>,
-    audit: Vec<AuditEvent>,
+    audit: HashMap<PartnerId, (AuditHead, Vec<AuditRow>)>,
     sessions: HashMap<[u8; 32], SessionRecord>,
     sign_ins: HashMap<(PartnerId, String), SignInRecord>,
     emails: HashMap<(PartnerId, String), ContactId>,
@@ -33,6 +37,23 @@ impl MemoryStore {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // The data is plain records; a panic elsewhere cannot leave them half-written.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Inner {
+    /// Chain `effects`' audit events onto the partner's trail; the caller then makes its change.
+    fn write_effects(&mut self, partner: &PartnerId, effects: &Effects) -> Result<(), StoreError> {
+        if effects.audit.is_empty() {
+            return Ok(());
+        }
+        if !self.partners.contains_key(partner) {
+            return Err(StoreError::audit("no such partner"));
+        }
+        let (head, rows) = self.audit.entry(*partner).or_default();
+        let (new_rows, new_head) = chain::link(partner, head, &effects.audit);
+        rows.extend(new_rows);
+        *head = new_head;
+        Ok(())
     }
 }
 
@@ -66,14 +87,16 @@ impl Store for MemoryStore {
     fn update_partner(
         &self,
         id: &PartnerId,
-        f: &mut dyn FnMut(&mut PartnerRecord) -> bool,
+        f: &mut dyn FnMut(&mut PartnerRecord, &mut Effects) -> bool,
     ) -> Result<bool, StoreError> {
         let mut inner = self.lock();
         let Some(current) = inner.partners.get(id) else {
             return Ok(false);
         };
         let mut next = current.clone();
-        if f(&mut next) {
+        let mut effects = Effects::default();
+        let write = f(&mut next, &mut effects);
+        if write {
             let clash = inner.partners.values().any(|p| {
                 p.id != next.id
                     && (p.secret_key_hash == next.secret_key_hash || p.publishable_key == next.publishable_key)
@@ -81,6 +104,9 @@ impl Store for MemoryStore {
             if clash {
                 return Err(StoreError::Conflict("key already exists"));
             }
+        }
+        inner.write_effects(id, &effects)?;
+        if write {
             inner.partners.insert(*id, next);
         }
         Ok(true)
@@ -98,12 +124,15 @@ impl Store for MemoryStore {
         &self,
         partner: &PartnerId,
         contact: &ContactId,
-        f: &mut dyn FnMut(&mut ContactRecord) -> bool,
+        f: &mut dyn FnMut(&mut ContactRecord, &mut Effects) -> bool,
     ) -> Result<(), StoreError> {
         let mut inner = self.lock();
         let key = (*partner, *contact);
         let mut record = inner.contacts.get(&key).cloned().unwrap_or_default();
-        if f(&mut record) {
+        let mut effects = Effects::default();
+        let write = f(&mut record, &mut effects);
+        inner.write_effects(partner, &effects)?;
+        if write {
             inner.contacts.insert(key, record);
         }
         Ok(())
@@ -248,16 +277,50 @@ impl Store for MemoryStore {
         Ok(out)
     }
 
-    fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError> {
-        self.lock().audit.push(event.clone());
-        Ok(())
+    fn audit_events(
+        &self,
+        partner: &PartnerId,
+        contact: Option<&ContactId>,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<AuditRow>, StoreError> {
+        let inner = self.lock();
+        let Some((_, rows)) = inner.audit.get(partner) else { return Ok(Vec::new()) };
+        let contact = contact.map(ToString::to_string);
+        Ok(rows
+            .iter()
+            .filter(|r| r.seq > after && (contact.is_none() || r.contact_id == contact))
+            .take(limit)
+            .cloned()
+            .collect())
     }
 
-    fn audit_log(&self) -> Result<Vec<AuditEvent>, StoreError> {
-        Ok(self.lock().audit.clone())
+    fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError> {
+        let inner = self.lock();
+        let mut heads: Vec<_> = inner
+            .partners
+            .keys()
+            .map(|p| (*p, inner.audit.get(p).map(|(head, _)| head.clone()).unwrap_or_default()))
+            .collect();
+        heads.sort_by_key(|(p, _)| *p);
+        Ok(heads)
+    }
+
+    fn audit_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut counts = BTreeMap::<String, u64>::new();
+        for (_, rows) in self.lock().audit.values() {
+            for r in rows {
+                *counts.entry(r.event.clone()).or_default() += 1;
+            }
+        }
+        Ok(counts.into_iter().collect())
     }
 
     fn ping(&self) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    fn kind(&self) -> &'static str {
+        "memory"
     }
 }

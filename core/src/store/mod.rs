@@ -4,7 +4,8 @@
 //!
 //! The store knows nothing of TOTP. It keeps records and offers one atomic primitive per
 //! record, [`Store::update_contact`] and [`Store::update_partner`]: read, let the caller
-//! change it, write, as one transaction. Every replay and throttle rule runs inside that
+//! change it, write, as one transaction, together with the change's [`Effects`] (its audit
+//! events, chained onto the partner's audit trail in that same transaction). Every replay and throttle rule runs inside that
 //! primitive, so of N concurrent requests with the same code exactly one succeeds, and
 //! failure counts are exact. Every contact record is keyed by (partner id, contact id).
 
@@ -24,6 +25,8 @@ pub use sqlite::{SqliteOptions, SqliteStore};
 
 use crate::ids::{ContactId, OrderId, PartnerId};
 use crate::vocab::Environment;
+
+pub use crate::chain::{AuditDraft, AuditHead, AuditRow};
 use crate::vocab::{Field, KEY_HEADER_LEN};
 
 /// A storage failure. Its text is for logs; callers see the operation's own 500 message.
@@ -38,6 +41,39 @@ pub enum StoreError {
     /// A stored row does not decode (unknown environment, bad length).
     #[error("stored data is corrupt: {0}")]
     Corrupt(&'static str),
+    /// The change's audit events could not be written, so the change was not made either.
+    #[error("audit write failed: {0}")]
+    Audit(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
+}
+
+impl StoreError {
+    /// Wrap a failure to write audit events.
+    pub fn audit(e: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
+        Self::Audit(e.into())
+    }
+}
+
+/// What an update writes besides its record, in the same transaction: the audit events of the
+/// change (SPEC 9.1). A store writes them whenever there are any, whether or not the update
+/// function asked for its record to be written (an operator's action on a contact with
+/// nothing to change is still recorded). A store that runs an update function again (a
+/// retried transaction) gives it fresh, empty effects each time.
+#[derive(Debug, Default)]
+pub struct Effects {
+    /// Audit events, in order.
+    pub audit: Vec<AuditDraft>,
+}
+
+impl Effects {
+    /// Record an audit event.
+    pub fn audit(&mut self, draft: AuditDraft) {
+        self.audit.push(draft);
+    }
+
+    /// Whether there is nothing to write.
+    pub fn is_empty(&self) -> bool {
+        self.audit.is_empty()
+    }
 }
 
 /// A partner as stored. `Debug` leaves out the key hash.
@@ -112,21 +148,6 @@ impl fmt::Debug for ContactRecord {
             .field("failures", &self.failures)
             .finish_non_exhaustive()
     }
-}
-
-/// An operator action, kept in the audit log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuditEvent {
-    /// Unix seconds.
-    pub at: u64,
-    /// Who did it (an operator name given on the command line or by the caller).
-    pub operator: String,
-    /// What was done, e.g. `contact.reset_lock`.
-    pub action: String,
-    /// The partner concerned.
-    pub partner_id: PartnerId,
-    /// The contact concerned, if any.
-    pub contact_id: Option<ContactId>,
 }
 
 /// A stored sealed secret, as [`Store::sealed_samples`] returns it.
@@ -301,10 +322,14 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// A partner by its publishable key.
     fn partner_by_publishable_key(&self, key: &str) -> Result<Option<PartnerRecord>, StoreError>;
 
-    /// Atomically read, change and write a partner. `f` returns whether to write. Returns
-    /// `false` when there is no such partner (and `f` is not called).
-    fn update_partner(&self, id: &PartnerId, f: &mut dyn FnMut(&mut PartnerRecord) -> bool)
-    -> Result<bool, StoreError>;
+    /// Atomically read, change and write a partner, with the change's [`Effects`]. `f`
+    /// returns whether to write the record. Returns `false` when there is no such partner (and
+    /// `f` is not called).
+    fn update_partner(
+        &self,
+        id: &PartnerId,
+        f: &mut dyn FnMut(&mut PartnerRecord, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError>;
 
     /// How many partners there are.
     fn count_partners(&self) -> Result<u64, StoreError>;
@@ -318,13 +343,14 @@ pub trait Store: Send + Sync + fmt::Debug {
         Ok(self.contact(partner, contact)?.map(|r| r.enabled))
     }
 
-    /// Atomically read (default when absent), change and write a contact. `f` returns whether
-    /// to write. Nothing else can read or write the record in between.
+    /// Atomically read (default when absent), change and write a contact, with the change's
+    /// [`Effects`]. `f` returns whether to write the record. Nothing else can read or write the
+    /// record in between.
     fn update_contact(
         &self,
         partner: &PartnerId,
         contact: &ContactId,
-        f: &mut dyn FnMut(&mut ContactRecord) -> bool,
+        f: &mut dyn FnMut(&mut ContactRecord, &mut Effects) -> bool,
     ) -> Result<(), StoreError>;
 
     /// The partner's contacts that passed KYC but have not enabled 2FA, in id order.
@@ -432,12 +458,28 @@ pub trait Store: Send + Sync + fmt::Debug {
         limit: usize,
     ) -> Result<Vec<OrderRecord>, StoreError>;
 
-    /// Append to the audit log.
-    fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError>;
+    /// Up to `limit` rows of a partner's audit chain with `seq` greater than `after`, oldest
+    /// first; only the rows about `contact` when one is given.
+    fn audit_events(
+        &self,
+        partner: &PartnerId,
+        contact: Option<&ContactId>,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<AuditRow>, StoreError>;
 
-    /// The audit log, oldest first.
-    fn audit_log(&self) -> Result<Vec<AuditEvent>, StoreError>;
+    /// Every partner's audit head (last `seq` and `hash`), in partner id order.
+    fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError>;
+
+    /// How many audit rows there are of each event, over every partner, by event name.
+    fn audit_counts(&self) -> Result<Vec<(String, u64)>, StoreError>;
 
     /// Check the store is reachable.
     fn ping(&self) -> Result<(), StoreError>;
+
+    /// What kind of store this is, for `rampart_build_info{store}`: `sqlite`, `postgres`,
+    /// `memory`, or `custom` (the default) for a store of the caller's own.
+    fn kind(&self) -> &'static str {
+        "custom"
+    }
 }

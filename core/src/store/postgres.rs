@@ -56,9 +56,10 @@ use sha2::{Digest, Sha256};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{
-    AuditEvent, ContactRecord, OrderRecord, OrderStatus, PartnerRecord, SealedSample, SessionRecord, SignInRecord,
-    Store, StoreError,
+    AuditHead, AuditRow, ContactRecord, Effects, OrderRecord, OrderStatus, PartnerRecord, SealedSample, SessionRecord,
+    SignInRecord, Store, StoreError,
 };
+use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
 use crate::vocab::Environment;
 use crate::vocab::{Field, KEY_HEADER_LEN};
@@ -235,12 +236,36 @@ const MIGRATIONS: &[&str] = &[
         updated_at BIGINT NOT NULL
     );
     CREATE INDEX widget_orders_by_contact ON widget_orders (partner_id, contact_id, created_at DESC, id DESC);",
+    // 2: the audit trail, one hash chain per partner with its head kept with the partner (SPEC
+    // 9.1); the operator log's rows move into the chains (`chain_operator_log`), then it goes.
+    "CREATE TABLE audit_events (
+        partner_id BYTEA NOT NULL,
+        seq BIGINT NOT NULL,
+        id TEXT NOT NULL,
+        at TEXT NOT NULL,
+        contact_id BYTEA,
+        actor TEXT NOT NULL,
+        event TEXT NOT NULL,
+        details TEXT NOT NULL,
+        prev TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        PRIMARY KEY (partner_id, seq)
+    );
+    CREATE INDEX audit_events_by_contact ON audit_events (partner_id, contact_id, seq);
+    ALTER TABLE partners ADD COLUMN audit_seq BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE partners ADD COLUMN audit_head TEXT NOT NULL
+        DEFAULT '0000000000000000000000000000000000000000000000000000000000000000';",
 ];
+
+/// The schema version whose migration moves the operator log into the audit chains.
+const AUDIT_CHAIN_VERSION: usize = 2;
 
 /// What [`PostgresStore::open`] says when the SQL recorded for `MIGRATIONS[i]` is not this
 /// library's: one fixed text per version, so the error names it.
-const MIGRATION_CHANGED: &[&str] =
-    &["schema_migrations: version 1 was applied from SQL other than this library's (checksum differs)"];
+const MIGRATION_CHANGED: &[&str] = &[
+    "schema_migrations: version 1 was applied from SQL other than this library's (checksum differs)",
+    "schema_migrations: version 2 was applied from SQL other than this library's (checksum differs)",
+];
 
 const _: () = assert!(MIGRATION_CHANGED.len() == MIGRATIONS.len());
 
@@ -381,6 +406,17 @@ impl Sql for Connection {
     fn execute(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, postgres::Error> {
         let statement = self.statements.get(&mut self.client, sql)?;
         self.client.execute(&statement, params)
+    }
+}
+
+/// The migration's transaction: statements run once, so none is kept prepared.
+impl Sql for Transaction<'_> {
+    fn query(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, postgres::Error> {
+        postgres::GenericClient::query(self, sql, params)
+    }
+
+    fn execute(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, postgres::Error> {
+        postgres::GenericClient::execute(self, sql, params)
     }
 }
 
@@ -534,6 +570,99 @@ fn count(row: &Row, idx: usize) -> Result<u32, StoreError> {
 fn run<R>(ran: &Cell<bool>, f: &mut dyn FnMut(&mut R) -> bool, record: &mut R) -> bool {
     ran.set(true);
     f(record)
+}
+
+/// [`run`] for an update with [`Effects`]: fresh, empty effects on every run.
+fn run_with_effects<R>(
+    ran: &Cell<bool>,
+    f: &mut dyn FnMut(&mut R, &mut Effects) -> bool,
+    record: &mut R,
+) -> (bool, Effects) {
+    ran.set(true);
+    let mut effects = Effects::default();
+    let write = f(record, &mut effects);
+    (write, effects)
+}
+
+/// Migration 2's second half: the operator log's rows (oldest first) become the first rows of
+/// their partners' chains, then the log table goes.
+fn chain_operator_log(tx: &mut postgres::Transaction<'_>) -> Result<(), StoreError> {
+    let legacy = tx
+        .query("SELECT partner_id, contact_id, at, operator, action FROM audit_log ORDER BY id", &[])?
+        .iter()
+        .map(|r| {
+            Ok(chain::LegacyEntry {
+                partner_id: id(r, 0)?,
+                contact_id: opt_id(r, 1)?,
+                at_secs: time(r, 2)?,
+                operator: r.try_get(3)?,
+                action: r.try_get(4)?,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    for (partner, drafts) in chain::legacy_drafts(legacy) {
+        write_audit(tx, &partner, &drafts)?;
+    }
+    tx.batch_execute("DROP TABLE audit_log")?;
+    Ok(())
+}
+
+/// Chain `drafts` onto `partner`'s trail inside the transaction: lock the partner's row and
+/// read its head, insert the linked rows, move the head. Only changes of one partner wait on
+/// each other. Any failure is [`StoreError::Audit`], and the transaction rolls back.
+fn write_audit(tx: &mut impl Sql, partner: &PartnerId, drafts: &[chain::AuditDraft]) -> Result<(), StoreError> {
+    if drafts.is_empty() {
+        return Ok(());
+    }
+    let p = partner.as_bytes().as_slice();
+    let mut run = || -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let head = one(tx, "SELECT audit_seq, audit_head FROM partners WHERE id = $1 FOR UPDATE", &[&p], |r| {
+            Ok(AuditHead { seq: time(r, 0)?, hash: r.try_get(1)? })
+        })?
+        .ok_or("no such partner")?;
+        let (rows, head) = chain::link(partner, &head, drafts);
+        for (row, draft) in rows.iter().zip(drafts) {
+            tx.execute(
+                "INSERT INTO audit_events (partner_id, seq, id, at, contact_id, actor, event, details, prev, hash) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                &[
+                    &p,
+                    &to_sql_u64(row.seq),
+                    &row.id,
+                    &row.at,
+                    &draft.contact_id.as_ref().map(|c| c.as_bytes().as_slice()),
+                    &row.actor,
+                    &row.event,
+                    &row.details.to_string(),
+                    &row.prev,
+                    &row.hash,
+                ],
+            )?;
+        }
+        tx.execute(
+            "UPDATE partners SET audit_seq = $2, audit_head = $3 WHERE id = $1",
+            &[&p, &to_sql_u64(head.seq), &head.hash],
+        )?;
+        Ok(())
+    };
+    run().map_err(StoreError::Audit)
+}
+
+fn audit_row_from_row(row: &Row) -> Result<AuditRow, StoreError> {
+    let details: String = row.try_get(7)?;
+    Ok(AuditRow {
+        partner_id: id::<PartnerId>(row, 0)?.to_string(),
+        seq: time(row, 1)?,
+        id: row.try_get(2)?,
+        at: row.try_get(3)?,
+        contact_id: opt_id::<ContactId>(row, 4)?.map(|c| c.to_string()),
+        actor: row.try_get(5)?,
+        event: row.try_get(6)?,
+        // A row whose details are not JSON still verifies as broken, not as unreadable.
+        details: serde_json::from_str(&details).unwrap_or(serde_json::Value::String(details)),
+        prev: row.try_get(8)?,
+        hash: row.try_get(9)?,
+    })
 }
 
 /// How a transaction body ends.
@@ -724,6 +853,9 @@ impl PostgresStore {
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(applied.len()) {
             tx.batch_execute(sql)?;
+            if i + 1 == AUDIT_CHAIN_VERSION {
+                chain_operator_log(&mut tx)?;
+            }
             let version = i32::try_from(i + 1).map_err(|_| backend("too many migrations"))?;
             let checksum = Sha256::digest(sql.as_bytes()).to_vec();
             tx.execute("INSERT INTO schema_migrations (version, checksum) VALUES ($1, $2)", &[&version, &checksum])?;
@@ -781,11 +913,24 @@ impl PostgresStore {
         key: &[&(dyn ToSql + Sync)],
         decode: impl Fn(&Row) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
+        Self::lock_or_insert_default(tx, select, insert_default, key, decode).map(|(record, _)| record)
+    }
+
+    /// [`lock_or_default`](Self::lock_or_default), also saying whether this call inserted the
+    /// row (so a transaction that commits for other reasons can take it out again).
+    fn lock_or_insert_default<T>(
+        tx: &mut Tx<'_>,
+        select: &'static str,
+        insert_default: &'static str,
+        key: &[&(dyn ToSql + Sync)],
+        decode: impl Fn(&Row) -> Result<T, StoreError>,
+    ) -> Result<(T, bool), StoreError> {
         if let Some(record) = one(tx, select, key, &decode)? {
-            return Ok(record);
+            return Ok((record, false));
         }
-        tx.execute(insert_default, key)?;
-        one(tx, select, key, &decode)?.ok_or_else(|| backend("a row inserted to be locked is gone"))
+        let inserted = tx.execute(insert_default, key)? == 1;
+        let record = one(tx, select, key, &decode)?.ok_or_else(|| backend("a row inserted to be locked is gone"))?;
+        Ok((record, inserted))
     }
 }
 
@@ -1060,16 +1205,20 @@ impl Store for PostgresStore {
     fn update_partner(
         &self,
         id: &PartnerId,
-        f: &mut dyn FnMut(&mut PartnerRecord) -> bool,
+        f: &mut dyn FnMut(&mut PartnerRecord, &mut Effects) -> bool,
     ) -> Result<bool, StoreError> {
         self.write(|tx, ran| {
             let Some(mut record) = one(tx, LOCK_PARTNER, &[&id.as_bytes().as_slice()], partner_from_row)? else {
                 return Ok(Finish::Rollback(false));
             };
-            if !run(ran, f, &mut record) {
+            let (write, effects) = run_with_effects(ran, f, &mut record);
+            if !write && effects.is_empty() {
                 return Ok(Finish::Rollback(true));
             }
-            write_partner(tx, &record, false)?;
+            if write {
+                write_partner(tx, &record, false)?;
+            }
+            write_audit(tx, id, &effects.audit)?;
             Ok(Finish::Commit(true))
         })
     }
@@ -1095,14 +1244,23 @@ impl Store for PostgresStore {
         &self,
         partner: &PartnerId,
         contact: &ContactId,
-        f: &mut dyn FnMut(&mut ContactRecord) -> bool,
+        f: &mut dyn FnMut(&mut ContactRecord, &mut Effects) -> bool,
     ) -> Result<(), StoreError> {
         let (p, c) = (partner.as_bytes().as_slice(), contact.as_bytes().as_slice());
         self.write(|tx, ran| {
-            let mut record =
-                Self::lock_or_default(tx, LOCK_CONTACT, INSERT_DEFAULT_CONTACT, &[&p, &c], contact_from_row)?;
-            if !run(ran, f, &mut record) {
-                return Ok(Finish::Rollback(()));
+            let (mut record, inserted) =
+                Self::lock_or_insert_default(tx, LOCK_CONTACT, INSERT_DEFAULT_CONTACT, &[&p, &c], contact_from_row)?;
+            let (write, effects) = run_with_effects(ran, f, &mut record);
+            if !write {
+                if effects.is_empty() {
+                    return Ok(Finish::Rollback(()));
+                }
+                // Only the audit events to keep: not the row inserted to lock.
+                if inserted {
+                    tx.execute("DELETE FROM contacts WHERE partner_id = $1 AND contact_id = $2", &[&p, &c])?;
+                }
+                write_audit(tx, partner, &effects.audit)?;
+                return Ok(Finish::Commit(()));
             }
             tx.execute(
                 "UPDATE contacts SET kyc_passed = $3, enabled = $4, secret = $5, pending = $6, \
@@ -1121,6 +1279,7 @@ impl Store for PostgresStore {
                     &record.last_failure_at.map(to_sql_u64),
                 ],
             )?;
+            write_audit(tx, partner, &effects.audit)?;
             Ok(Finish::Commit(()))
         })
     }
@@ -1333,36 +1492,54 @@ impl Store for PostgresStore {
         })
     }
 
-    fn append_audit(&self, e: &AuditEvent) -> Result<(), StoreError> {
-        self.conn()?.execute(
-            "INSERT INTO audit_log (at, operator, action, partner_id, contact_id) VALUES ($1, $2, $3, $4, $5)",
-            &[
-                &to_sql_u64(e.at),
-                &e.operator,
-                &e.action,
-                &e.partner_id.as_bytes().as_slice(),
-                &e.contact_id.as_ref().map(|c| c.as_bytes().as_slice()),
-            ],
-        )?;
-        Ok(())
+    fn audit_events(
+        &self,
+        partner: &PartnerId,
+        contact: Option<&ContactId>,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<AuditRow>, StoreError> {
+        let (p, after, limit) = (partner.as_bytes().as_slice(), to_sql_u64(after), to_sql_u64(limit as u64));
+        self.again_if_lost(|c| match contact {
+            None => all(
+                c,
+                "SELECT partner_id, seq, id, at, contact_id, actor, event, details, prev, hash FROM audit_events \
+                 WHERE partner_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                &[&p, &after, &limit],
+                audit_row_from_row,
+            ),
+            Some(contact) => all(
+                c,
+                "SELECT partner_id, seq, id, at, contact_id, actor, event, details, prev, hash FROM audit_events \
+                 WHERE partner_id = $1 AND contact_id = $2 AND seq > $3 ORDER BY seq LIMIT $4",
+                &[&p, &contact.as_bytes().as_slice(), &after, &limit],
+                audit_row_from_row,
+            ),
+        })
     }
 
-    fn audit_log(&self) -> Result<Vec<AuditEvent>, StoreError> {
+    fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError> {
         self.again_if_lost(|c| {
-            all(c, "SELECT at, operator, action, partner_id, contact_id FROM audit_log ORDER BY id", &[], |r| {
-                Ok(AuditEvent {
-                    at: time(r, 0)?,
-                    operator: r.try_get(1)?,
-                    action: r.try_get(2)?,
-                    partner_id: id(r, 3)?,
-                    contact_id: opt_id(r, 4)?,
-                })
+            all(c, "SELECT id, audit_seq, audit_head FROM partners ORDER BY id", &[], |r| {
+                Ok((id(r, 0)?, AuditHead { seq: time(r, 1)?, hash: r.try_get(2)? }))
+            })
+        })
+    }
+
+    fn audit_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        self.again_if_lost(|c| {
+            all(c, "SELECT event, COUNT(*) FROM audit_events GROUP BY event ORDER BY event", &[], |r| {
+                Ok((r.try_get(0)?, time(r, 1)?))
             })
         })
     }
 
     fn ping(&self) -> Result<(), StoreError> {
         self.again_if_lost(|conn| Ok(conn.client.batch_execute("SELECT 1")?))
+    }
+
+    fn kind(&self) -> &'static str {
+        "postgres"
     }
 }
 
@@ -1646,7 +1823,7 @@ mod tests {
         let store =
             PostgresStore::open_with(config.clone(), &PostgresOptions { max_connections: 2, ..quick() }).unwrap();
         let (p, c) = (PartnerId::random(), ContactId::random());
-        let mut bump = |r: &mut ContactRecord| {
+        let mut bump = |r: &mut ContactRecord, _: &mut crate::store::Effects| {
             r.failures += 1;
             true
         };
@@ -1738,7 +1915,7 @@ mod tests {
 
         let (p, c) = (PartnerId::random(), ContactId::random());
         store
-            .update_contact(&p, &c, &mut |r| {
+            .update_contact(&p, &c, &mut |r, _| {
                 r.failures = 1;
                 true
             })
@@ -1762,7 +1939,7 @@ mod tests {
             let store = &stores[i % 2];
             for _ in 0..10 {
                 store
-                    .update_contact(&partner, &contact, &mut |r| {
+                    .update_contact(&partner, &contact, &mut |r, _| {
                         r.failures += 1;
                         true
                     })
@@ -1774,7 +1951,7 @@ mod tests {
                     })
                     .unwrap();
                 // Read, not written: leaves no row behind, even while others wait on it.
-                store.update_contact(&partner, &untouched, &mut |_| false).unwrap();
+                store.update_contact(&partner, &untouched, &mut |_, _| false).unwrap();
             }
         });
         assert_eq!(stores[1].contact(&partner, &contact).unwrap().unwrap().failures, 160);

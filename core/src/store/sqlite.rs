@@ -18,9 +18,10 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::{
-    AuditEvent, ContactRecord, OrderRecord, OrderStatus, PartnerRecord, SealedSample, SessionRecord, SignInRecord,
-    Store, StoreError,
+    AuditHead, AuditRow, ContactRecord, Effects, OrderRecord, OrderStatus, PartnerRecord, SealedSample, SessionRecord,
+    SignInRecord, Store, StoreError,
 };
+use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
 use crate::vocab::Environment;
 use crate::vocab::Field;
@@ -147,7 +148,29 @@ const MIGRATIONS: &[&str] = &[
         updated_at INTEGER NOT NULL
     ) WITHOUT ROWID;
     CREATE INDEX widget_orders_by_contact ON widget_orders (partner_id, contact_id, created_at DESC, id DESC);",
+    // 4: the audit trail, one hash chain per partner with its head kept with the partner (SPEC
+    // 9.1); the operator log's rows move into the chains (`chain_operator_log`), then it goes.
+    "CREATE TABLE audit_events (
+        partner_id BLOB NOT NULL,
+        seq INTEGER NOT NULL,
+        id TEXT NOT NULL,
+        at TEXT NOT NULL,
+        contact_id BLOB,
+        actor TEXT NOT NULL,
+        event TEXT NOT NULL,
+        details TEXT NOT NULL,
+        prev TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        PRIMARY KEY (partner_id, seq)
+    ) WITHOUT ROWID;
+    CREATE INDEX audit_events_by_contact ON audit_events (partner_id, contact_id, seq);
+    ALTER TABLE partners ADD COLUMN audit_seq INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE partners ADD COLUMN audit_head TEXT NOT NULL
+        DEFAULT '0000000000000000000000000000000000000000000000000000000000000000';",
 ];
+
+/// The schema version whose migration moves the operator log into the audit chains.
+const AUDIT_CHAIN_VERSION: usize = 4;
 
 /// A stored value that does not decode, raised inside a row mapping as the source of a
 /// `FromSqlConversionFailure`; it surfaces as [`StoreError::Corrupt`].
@@ -262,6 +285,9 @@ impl SqliteStore {
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
             tx.execute_batch(sql)?;
+            if i + 1 == AUDIT_CHAIN_VERSION {
+                chain_operator_log(&tx)?;
+            }
             tx.pragma_update(None, "user_version", i + 1)?;
         }
         tx.commit()?;
@@ -301,6 +327,88 @@ impl SqliteStore {
         tx.commit()?;
         Ok(out)
     }
+}
+
+/// Migration 4's second half: the operator log's rows (oldest first) become the first rows of
+/// their partners' chains, then the log table goes.
+fn chain_operator_log(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+    let legacy: Vec<chain::LegacyEntry> = tx
+        .prepare("SELECT partner_id, contact_id, at, operator, action FROM audit_log ORDER BY id")?
+        .query_map([], |r| {
+            Ok(chain::LegacyEntry {
+                partner_id: uuid_col(r, 0)?,
+                contact_id: opt_uuid_col(r, 1)?,
+                at_secs: from_sql_u64(r.get(2)?)?,
+                operator: r.get(3)?,
+                action: r.get(4)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    for (partner, drafts) in chain::legacy_drafts(legacy) {
+        write_audit(tx, &partner, &drafts)?;
+    }
+    tx.execute_batch("DROP TABLE audit_log;")?;
+    Ok(())
+}
+
+/// Chain `drafts` onto `partner`'s trail inside `tx`: read the head, insert the linked rows,
+/// move the head. Any failure is [`StoreError::Audit`], and the caller's transaction rolls back.
+fn write_audit(
+    tx: &rusqlite::Transaction<'_>,
+    partner: &PartnerId,
+    drafts: &[chain::AuditDraft],
+) -> Result<(), StoreError> {
+    if drafts.is_empty() {
+        return Ok(());
+    }
+    let run =
+        || -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+            let head = tx
+                .prepare_cached("SELECT audit_seq, audit_head FROM partners WHERE id = ?1")?
+                .query_row([partner.as_bytes()], |r| Ok(AuditHead { seq: from_sql_u64(r.get(0)?)?, hash: r.get(1)? }))
+                .optional()?
+                .ok_or("no such partner")?;
+            let (rows, head) = chain::link(partner, &head, drafts);
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO audit_events (partner_id, seq, id, at, contact_id, actor, event, details, prev, hash) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?;
+            for (row, draft) in rows.iter().zip(drafts) {
+                insert.execute(params![
+                    partner.as_bytes(),
+                    to_sql_u64(row.seq),
+                    row.id,
+                    row.at,
+                    draft.contact_id.as_ref().map(ContactId::as_bytes),
+                    row.actor,
+                    row.event,
+                    row.details.to_string(),
+                    row.prev,
+                    row.hash,
+                ])?;
+            }
+            tx.prepare_cached("UPDATE partners SET audit_seq = ?2, audit_head = ?3 WHERE id = ?1")?
+                .execute(params![partner.as_bytes(), to_sql_u64(head.seq), head.hash])?;
+            Ok(())
+        };
+    run().map_err(StoreError::Audit)
+}
+
+fn audit_row_from_row(row: &Row<'_>) -> rusqlite::Result<AuditRow> {
+    let details: String = row.get(7)?;
+    Ok(AuditRow {
+        partner_id: uuid_col::<PartnerId>(row, 0)?.to_string(),
+        seq: from_sql_u64(row.get(1)?)?,
+        id: row.get(2)?,
+        at: row.get(3)?,
+        contact_id: opt_uuid_col::<ContactId>(row, 4)?.map(|c| c.to_string()),
+        actor: row.get(5)?,
+        event: row.get(6)?,
+        // A row whose details are not JSON still verifies as broken, not as unreadable.
+        details: serde_json::from_str(&details).unwrap_or(serde_json::Value::String(details)),
+        prev: row.get(8)?,
+        hash: row.get(9)?,
+    })
 }
 
 /// A read connection out of the pool; dropping it (even while unwinding) gives it back.
@@ -593,7 +701,7 @@ impl Store for SqliteStore {
     fn update_partner(
         &self,
         id: &PartnerId,
-        f: &mut dyn FnMut(&mut PartnerRecord) -> bool,
+        f: &mut dyn FnMut(&mut PartnerRecord, &mut Effects) -> bool,
     ) -> Result<bool, StoreError> {
         self.write(|tx| {
             let current = tx
@@ -603,9 +711,11 @@ impl Store for SqliteStore {
             let Some(mut record) = current else {
                 return Ok(false);
             };
-            if f(&mut record) {
+            let mut effects = Effects::default();
+            if f(&mut record, &mut effects) {
                 write_partner(tx, &record, false)?;
             }
+            write_audit(tx, id, &effects.audit)?;
             Ok(true)
         })
     }
@@ -630,11 +740,12 @@ impl Store for SqliteStore {
         &self,
         partner: &PartnerId,
         contact: &ContactId,
-        f: &mut dyn FnMut(&mut ContactRecord) -> bool,
+        f: &mut dyn FnMut(&mut ContactRecord, &mut Effects) -> bool,
     ) -> Result<(), StoreError> {
         self.write(|tx| {
             let mut record = select_contact(tx, partner, contact)?.unwrap_or_default();
-            if f(&mut record) {
+            let mut effects = Effects::default();
+            if f(&mut record, &mut effects) {
                 tx.prepare_cached(concat!(
                     "INSERT INTO contacts (partner_id, contact_id, ",
                     contact_columns!(),
@@ -660,7 +771,7 @@ impl Store for SqliteStore {
                     record.last_failure_at.map(to_sql_u64),
                 ])?;
             }
-            Ok(())
+            write_audit(tx, partner, &effects.audit)
         })
     }
 
@@ -872,41 +983,57 @@ impl Store for SqliteStore {
         })
     }
 
-    fn append_audit(&self, e: &AuditEvent) -> Result<(), StoreError> {
-        self.write(|tx| {
-            tx.prepare_cached(
-                "INSERT INTO audit_log (at, operator, action, partner_id, contact_id) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![
-                to_sql_u64(e.at),
-                e.operator,
-                e.action,
-                e.partner_id.as_bytes(),
-                e.contact_id.as_ref().map(ContactId::as_bytes),
-            ])?;
-            Ok(())
+    fn audit_events(
+        &self,
+        partner: &PartnerId,
+        contact: Option<&ContactId>,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<AuditRow>, StoreError> {
+        const COLUMNS: &str = "partner_id, seq, id, at, contact_id, actor, event, details, prev, hash";
+        let limit = to_sql_u64(limit as u64);
+        self.read(|c| match contact {
+            None => c
+                .prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM audit_events WHERE partner_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3"
+                ))?
+                .query_map(params![partner.as_bytes(), to_sql_u64(after), limit], audit_row_from_row)?
+                .collect(),
+            Some(contact) => c
+                .prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM audit_events WHERE partner_id = ?1 AND contact_id = ?2 AND seq > ?3 \
+                     ORDER BY seq LIMIT ?4"
+                ))?
+                .query_map(
+                    params![partner.as_bytes(), contact.as_bytes(), to_sql_u64(after), limit],
+                    audit_row_from_row,
+                )?
+                .collect(),
         })
     }
 
-    fn audit_log(&self) -> Result<Vec<AuditEvent>, StoreError> {
+    fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError> {
         self.read(|c| {
-            c.prepare_cached("SELECT at, operator, action, partner_id, contact_id FROM audit_log ORDER BY id")?
-                .query_map([], |r| {
-                    let contact: Option<[u8; 16]> = r.get(4)?;
-                    Ok(AuditEvent {
-                        at: from_sql_u64(r.get(0)?)?,
-                        operator: r.get(1)?,
-                        action: r.get(2)?,
-                        partner_id: uuid_col(r, 3)?,
-                        contact_id: contact.map(|b| ContactId::from_uuid(uuid::Uuid::from_bytes(b))),
-                    })
-                })?
+            c.prepare_cached("SELECT id, audit_seq, audit_head FROM partners ORDER BY id")?
+                .query_map([], |r| Ok((uuid_col(r, 0)?, AuditHead { seq: from_sql_u64(r.get(1)?)?, hash: r.get(2)? })))?
+                .collect()
+        })
+    }
+
+    fn audit_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        self.read(|c| {
+            c.prepare_cached("SELECT event, COUNT(*) FROM audit_events GROUP BY event ORDER BY event")?
+                .query_map([], |r| Ok((r.get(0)?, from_sql_u64(r.get(1)?)?)))?
                 .collect()
         })
     }
 
     fn ping(&self) -> Result<(), StoreError> {
         self.read(|c| c.query_row("SELECT 1", [], |_| Ok(())))
+    }
+
+    fn kind(&self) -> &'static str {
+        "sqlite"
     }
 }
 
@@ -934,9 +1061,9 @@ mod tests {
             .unwrap();
         }
         let store = SqliteStore::open(&path).unwrap();
-        assert_eq!(MIGRATIONS.len(), 3);
+        assert_eq!(MIGRATIONS.len(), 4);
         let version: usize = lock(&store.writer).pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-        assert_eq!(version, 3);
+        assert_eq!(version, 4);
         assert_eq!(store.partner(&partner).unwrap().unwrap().name, "Acme");
         let o = sample_order(partner);
         store.insert_order(&o).unwrap();
@@ -945,6 +1072,73 @@ mod tests {
         // Opening again runs nothing more.
         let again = SqliteStore::open(&path).unwrap();
         assert_eq!(again.count_partners().unwrap(), 1);
+    }
+
+    #[test]
+    fn a_version_3_file_moves_the_operator_log_into_the_chains() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v3.db");
+        let (p, q, c) = (PartnerId::random(), PartnerId::random(), ContactId::random());
+        {
+            let conn = Connection::open(&path).unwrap();
+            for sql in &MIGRATIONS[..3] {
+                conn.execute_batch(sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 3).unwrap();
+            for (i, partner) in [p, q].iter().enumerate() {
+                conn.execute(
+                    "INSERT INTO partners (id, name, environment, secret_key_hash, publishable_key, created_at) \
+                     VALUES (?1, 'Acme', 'sandbox', ?2, ?3, 7)",
+                    params![partner.as_bytes(), [u8::try_from(i).unwrap(); 32], format!("pk_sandbox_{i}")],
+                )
+                .unwrap();
+            }
+            for (at, operator, action, partner, contact) in [
+                (100, "alice", "contact.mark_kyc", p, Some(c)),
+                (101, "bob", "partner.waive_2fa", q, None),
+                (102, "alice", "contact.reset_lock", p, Some(c)),
+                (103, "carol", "partner.retired_action", p, None),
+            ] {
+                conn.execute(
+                    "INSERT INTO audit_log (at, operator, action, partner_id, contact_id) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![at, operator, action, partner.as_bytes(), contact.as_ref().map(ContactId::as_bytes)],
+                )
+                .unwrap();
+            }
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        let rows = store.audit_events(&p, None, 0, 10).unwrap();
+        let shown: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                (r.seq, r.at.as_str(), r.actor.as_str(), r.event.as_str(), r.contact_id.clone(), r.details.to_string())
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (1, "1970-01-01T00:01:40.000Z", "operator:alice", "kyc.marked", Some(c.to_string()), "{}".into()),
+                (2, "1970-01-01T00:01:42.000Z", "operator:alice", "2fa.unlocked", Some(c.to_string()), "{}".into()),
+                (
+                    3,
+                    "1970-01-01T00:01:43.000Z",
+                    "operator:carol",
+                    "operator.action",
+                    None,
+                    r#"{"legacyAction":"partner.retired_action"}"#.into()
+                ),
+            ]
+        );
+        let heads: std::collections::HashMap<_, _> = store.audit_heads().unwrap().into_iter().collect();
+        let mut check = chain::ChainCheck::new();
+        assert!(rows.iter().all(|r| check.push(r)));
+        assert_eq!(check.finish(&heads[&p]), Ok(3));
+        assert_eq!(store.audit_events(&q, None, 0, 10).unwrap()[0].event, "partner.waiver_set");
+        assert_eq!(heads[&q].seq, 1);
+        let tables: i64 = lock(&store.writer)
+            .query_row("SELECT COUNT(*) FROM sqlite_master WHERE name = 'audit_log'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(tables, 0, "the operator log is gone");
     }
 
     #[test]

@@ -238,3 +238,29 @@ impl Needles {
         self.needles.iter().zip(found).filter(|(_, f)| *f).map(|((label, _), _)| label.as_str()).collect()
     }
 }
+
+/// Every audit row of every partner (partner id order, then `seq`), through the export.
+pub fn audit_rows(service: &Service) -> Vec<rampart_core::AuditRow> {
+    let mut rows = Vec::new();
+    service
+        .export_audit(None, None, |r| {
+            rows.push(r.clone());
+            Ok(())
+        })
+        .unwrap();
+    rows
+}
+
+/// (actor, event) of a partner's audit rows, oldest first.
+pub fn trail(service: &Service, partner: &PartnerId) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = service.audit_events(partner, None, after, 500).unwrap();
+        out.extend(page.events.iter().map(|r| (r.actor.clone(), r.event.clone())));
+        match page.next {
+            Some(next) => after = next,
+            None => return out,
+        }
+    }
+}

@@ -39,7 +39,7 @@ fn seed(db: &Path, n: usize, out: &Path) -> Result<()> {
         let contact = ContactId::from_uuid(uuid::Uuid::new_v4());
         let sealed = keys.seal(&partner, &contact, Field::Secret, secret.as_bytes())?;
         let mut sealed = Some(sealed);
-        store.update_contact(&partner, &contact, &mut |r| {
+        store.update_contact(&partner, &contact, &mut |r, _| {
             r.enabled = true;
             r.secret = sealed.take();
             true

@@ -1,0 +1,452 @@
+//! Metrics (SPEC section 9.2): one registry per [`Service`](crate::Service), no global state,
+//! rendered as Prometheus text by `metrics-exporter-prometheus`.
+//!
+//! Every label value is an enum of this module (or a route template the caller's router
+//! names), so no contact id, partner id, key or email can become a label. The audit gauge
+//! `rampart_audit_events{event}` is read from the store when the text is rendered, at most once
+//! per 60 s, so it counts what every process wrote, the operator commands' rows included.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use metrics::{Key, KeyName, Label, Metadata, Recorder, SharedString, Unit};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
+
+use crate::ids::{ContactId, OrderId, PartnerId};
+use crate::store::{
+    AuditHead, AuditRow, ContactRecord, Effects, OrderRecord, PartnerRecord, SealedSample, SessionRecord, SignInRecord,
+    Store, StoreError,
+};
+
+/// Histogram buckets, in seconds: 0.5 ms to 5 s.
+const BUCKETS: &[f64] = &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0];
+/// The audit gauge is read from the store at most this often.
+pub const AUDIT_GAUGE_MAX_AGE: Duration = Duration::from_secs(60);
+/// Histogram samples wait in the recorder until drained; drain them every this many samples
+/// as well as at each render, so a process nobody scrapes does not grow.
+const UPKEEP_EVERY: u64 = 4096;
+
+const ATTEMPTS: &str = "rampart_2fa_attempts_total";
+const ATTEMPT_DURATION: &str = "rampart_2fa_attempt_duration_seconds";
+const TRANSITIONS: &str = "rampart_2fa_transitions_total";
+const AUDIT_EVENTS: &str = "rampart_audit_events";
+const HTTP_REQUESTS: &str = "rampart_http_requests_total";
+const HTTP_DURATION: &str = "rampart_http_request_duration_seconds";
+const STORE_ERRORS: &str = "rampart_store_errors_total";
+const AUDIT_WRITE_FAILURES: &str = "rampart_audit_write_failures_total";
+const BUILD_INFO: &str = "rampart_build_info";
+
+/// A 2FA operation, as the `operation` label names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOperation {
+    /// Enable.
+    Enable,
+    /// Disable.
+    Disable,
+    /// Verify.
+    Verify,
+    /// Regenerate recovery codes.
+    Regenerate,
+}
+
+impl AttemptOperation {
+    /// The label value.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Enable => "enable",
+            Self::Disable => "disable",
+            Self::Verify => "verify",
+            Self::Regenerate => "regenerate",
+        }
+    }
+}
+
+/// The factor an attempt used, as the `factor` label names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Factor {
+    /// An authenticator code (also an attempt with neither factor).
+    Token,
+    /// A recovery code.
+    RecoveryCode,
+}
+
+impl Factor {
+    /// The label value.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Token => "token",
+            Self::RecoveryCode => "recovery_code",
+        }
+    }
+}
+
+/// How an attempt ended, as the `result` label names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptResult {
+    /// The code verified.
+    Accepted,
+    /// Wrong or malformed (counted as a failure).
+    Rejected,
+    /// A code whose step was already used (refused, not counted).
+    Replayed,
+    /// Refused by the back-off (429).
+    Throttled,
+    /// Refused by the lock (423).
+    Locked,
+    /// No code given.
+    Missing,
+    /// Anything else: the state answers (403, 409), an unknown partner, a store failure.
+    Error,
+}
+
+impl AttemptResult {
+    /// The label value.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Accepted => "accepted",
+            Self::Rejected => "rejected",
+            Self::Replayed => "replayed",
+            Self::Throttled => "throttled",
+            Self::Locked => "locked",
+            Self::Missing => "missing",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// A 2FA state change this process made, as the `transition` label names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    /// A pending secret was created.
+    Created,
+    /// 2FA was enabled.
+    Enabled,
+    /// 2FA was disabled.
+    Disabled,
+    /// The 100th failure locked 2FA.
+    Locked,
+}
+
+impl Transition {
+    /// The label value.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Created => "created",
+            Self::Enabled => "enabled",
+            Self::Disabled => "disabled",
+            Self::Locked => "locked",
+        }
+    }
+}
+
+/// The `method` label of an HTTP request: `GET`, `POST`, `DELETE` or `OTHER`.
+pub fn http_method_label(method: &str) -> &'static str {
+    match method {
+        "GET" => "GET",
+        "POST" => "POST",
+        "DELETE" => "DELETE",
+        _ => "OTHER",
+    }
+}
+
+/// A service's metrics registry. Cheap to share; every method takes `&self`.
+pub struct Metrics {
+    recorder: PrometheusRecorder,
+    handle: PrometheusHandle,
+    samples: AtomicU64,
+    /// When the audit gauge was last read from the store.
+    audit_read_at: Mutex<Option<Instant>>,
+}
+
+impl fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+static METADATA: Metadata<'static> = Metadata::new(module_path!(), metrics::Level::INFO, None);
+
+fn label(key: &'static str, value: impl Into<SharedString>) -> Label {
+    Label::new(key, value)
+}
+
+impl Metrics {
+    /// A registry with `rampart_build_info` set for this version, `environment` and store kind.
+    pub(crate) fn new(environment: &'static str, store: &'static str) -> Self {
+        let recorder =
+            PrometheusBuilder::new().set_buckets(BUCKETS).expect("the bucket list is not empty").build_recorder();
+        let handle = recorder.handle();
+        let metrics = Self { recorder, handle, samples: AtomicU64::new(0), audit_read_at: Mutex::new(None) };
+        metrics.describe();
+        let build =
+            vec![label("version", env!("CARGO_PKG_VERSION")), label("environment", environment), label("store", store)];
+        metrics.recorder.register_gauge(&Key::from_parts(BUILD_INFO, build), &METADATA).set(1.0);
+        // Counters without labels start at 0, so a rate is defined before the first event.
+        for name in [AUDIT_WRITE_FAILURES] {
+            metrics.recorder.register_counter(&Key::from_name(name), &METADATA).absolute(0);
+        }
+        metrics
+    }
+
+    fn describe(&self) {
+        let r = &self.recorder;
+        let text = |name: &'static str, unit: Option<Unit>, help: &'static str| (KeyName::from(name), unit, help);
+        for (name, unit, help) in [
+            text(ATTEMPTS, None, "2FA attempts by operation, factor and result."),
+            text(TRANSITIONS, None, "2FA state changes this process made."),
+            text(HTTP_REQUESTS, None, "HTTP requests by route template, method and status."),
+            text(STORE_ERRORS, None, "Store calls that failed, by store operation."),
+            text(AUDIT_WRITE_FAILURES, None, "Changes refused because their audit events could not be written."),
+        ] {
+            r.describe_counter(name, unit, help.into());
+        }
+        for (name, unit, help) in [
+            text(ATTEMPT_DURATION, Some(Unit::Seconds), "Time to answer a 2FA attempt, by operation."),
+            text(HTTP_DURATION, Some(Unit::Seconds), "Time to answer an HTTP request, by route template."),
+        ] {
+            r.describe_histogram(name, unit, help.into());
+        }
+        for (name, unit, help) in [
+            text(AUDIT_EVENTS, None, "Audit trail rows by event, over every partner (read from the store)."),
+            text(BUILD_INFO, None, "Version, environment and store kind; always 1."),
+        ] {
+            r.describe_gauge(name, unit, help.into());
+        }
+    }
+
+    fn count(&self, name: &'static str, labels: Vec<Label>) {
+        self.recorder.register_counter(&Key::from_parts(name, labels), &METADATA).increment(1);
+    }
+
+    fn observe(&self, name: &'static str, labels: Vec<Label>, elapsed: Duration) {
+        self.recorder.register_histogram(&Key::from_parts(name, labels), &METADATA).record(elapsed.as_secs_f64());
+        if self.samples.fetch_add(1, Ordering::Relaxed) % UPKEEP_EVERY == UPKEEP_EVERY - 1 {
+            self.handle.run_upkeep();
+        }
+    }
+
+    /// One 2FA attempt and how long it took.
+    pub fn attempt(&self, operation: AttemptOperation, factor: Factor, result: AttemptResult, elapsed: Duration) {
+        self.count(
+            ATTEMPTS,
+            vec![
+                label("operation", operation.as_str()),
+                label("factor", factor.as_str()),
+                label("result", result.as_str()),
+            ],
+        );
+        self.observe(ATTEMPT_DURATION, vec![label("operation", operation.as_str())], elapsed);
+    }
+
+    /// A 2FA state change this process made.
+    pub fn transition(&self, transition: Transition) {
+        self.count(TRANSITIONS, vec![label("transition", transition.as_str())]);
+    }
+
+    /// An HTTP request: `route` is the route's template (`/v1/auth/2fa`), or `unmatched`; never
+    /// a path with values in it.
+    pub fn http_request(&self, route: &str, method: &str, status: u16, elapsed: Duration) {
+        let route = SharedString::from(route.to_owned());
+        self.count(
+            HTTP_REQUESTS,
+            vec![
+                label("route", route.clone()),
+                label("method", http_method_label(method)),
+                label("status", status.to_string()),
+            ],
+        );
+        self.observe(HTTP_DURATION, vec![label("route", route)], elapsed);
+    }
+
+    fn store_error(&self, operation: &'static str, e: &StoreError) {
+        self.count(STORE_ERRORS, vec![label("operation", operation)]);
+        if matches!(e, StoreError::Audit(_)) {
+            self.count(AUDIT_WRITE_FAILURES, Vec::new());
+        }
+    }
+
+    /// Whether the audit gauge is due a read from the store (and, when it is, mark it read).
+    fn audit_gauge_due(&self) -> bool {
+        let mut read_at = self.audit_read_at.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let due = read_at.is_none_or(|t| t.elapsed() >= AUDIT_GAUGE_MAX_AGE);
+        if due {
+            *read_at = Some(Instant::now());
+        }
+        due
+    }
+
+    fn set_audit_counts(&self, counts: &[(String, u64)]) {
+        for (event, n) in counts {
+            let key = Key::from_parts(AUDIT_EVENTS, vec![label("event", event.clone())]);
+            #[allow(clippy::cast_precision_loss)] // exact below 2^53 rows
+            self.recorder.register_gauge(&key, &METADATA).set(*n as f64);
+        }
+    }
+
+    /// The Prometheus text (format 0.0.4), reading the audit gauge from `store` first when it
+    /// is due. A store that cannot answer leaves the gauge as it was (and counts the error).
+    pub(crate) fn render(&self, store: &dyn Store) -> String {
+        if self.audit_gauge_due() {
+            match store.audit_counts() {
+                Ok(counts) => self.set_audit_counts(&counts),
+                Err(e) => {
+                    // Read again at the next scrape rather than in 60 s.
+                    *self.audit_read_at.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+                    tracing::warn!(error = %e, "cannot read the audit trail's counts for /metrics");
+                }
+            }
+        }
+        self.handle.render()
+    }
+}
+
+/// The service's store, counting failed calls in `rampart_store_errors_total{operation}` (the
+/// store method's name) and failed audit writes in `rampart_audit_write_failures_total`.
+#[derive(Debug)]
+pub(crate) struct Metered {
+    pub(crate) inner: Arc<dyn Store>,
+    pub(crate) metrics: Arc<Metrics>,
+}
+
+impl Metered {
+    fn watch<T>(&self, operation: &'static str, r: Result<T, StoreError>) -> Result<T, StoreError> {
+        if let Err(e) = &r {
+            self.metrics.store_error(operation, e);
+        }
+        r
+    }
+}
+
+impl Store for Metered {
+    fn insert_partner(&self, partner: &PartnerRecord) -> Result<(), StoreError> {
+        self.watch("insert_partner", self.inner.insert_partner(partner))
+    }
+    fn partner(&self, id: &PartnerId) -> Result<Option<PartnerRecord>, StoreError> {
+        self.watch("partner", self.inner.partner(id))
+    }
+    fn partner_by_secret_key_hash(&self, hash: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError> {
+        self.watch("partner_by_secret_key_hash", self.inner.partner_by_secret_key_hash(hash))
+    }
+    fn partner_by_publishable_key(&self, key: &str) -> Result<Option<PartnerRecord>, StoreError> {
+        self.watch("partner_by_publishable_key", self.inner.partner_by_publishable_key(key))
+    }
+    fn update_partner(
+        &self,
+        id: &PartnerId,
+        f: &mut dyn FnMut(&mut PartnerRecord, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.watch("update_partner", self.inner.update_partner(id, f))
+    }
+    fn count_partners(&self) -> Result<u64, StoreError> {
+        self.watch("count_partners", self.inner.count_partners())
+    }
+    fn contact(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<ContactRecord>, StoreError> {
+        self.watch("contact", self.inner.contact(partner, contact))
+    }
+    fn contact_enabled(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<bool>, StoreError> {
+        self.watch("contact_enabled", self.inner.contact_enabled(partner, contact))
+    }
+    fn update_contact(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        f: &mut dyn FnMut(&mut ContactRecord, &mut Effects) -> bool,
+    ) -> Result<(), StoreError> {
+        self.watch("update_contact", self.inner.update_contact(partner, contact, f))
+    }
+    fn kyc_contacts_without_2fa(&self, partner: &PartnerId) -> Result<Vec<ContactId>, StoreError> {
+        self.watch("kyc_contacts_without_2fa", self.inner.kyc_contacts_without_2fa(partner))
+    }
+    fn contacts_with_secrets(
+        &self,
+        after: Option<(PartnerId, ContactId)>,
+        limit: usize,
+    ) -> Result<Vec<(PartnerId, ContactId)>, StoreError> {
+        self.watch("contacts_with_secrets", self.inner.contacts_with_secrets(after, limit))
+    }
+    fn sealed_samples(&self, per_header: usize) -> Result<Vec<SealedSample>, StoreError> {
+        self.watch("sealed_samples", self.inner.sealed_samples(per_header))
+    }
+    fn insert_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
+        self.watch("insert_session", self.inner.insert_session(session))
+    }
+    fn update_session(
+        &self,
+        token_hash: &[u8; 32],
+        f: &mut dyn FnMut(&mut SessionRecord) -> bool,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        self.watch("update_session", self.inner.update_session(token_hash, f))
+    }
+    fn delete_session(&self, token_hash: &[u8; 32]) -> Result<bool, StoreError> {
+        self.watch("delete_session", self.inner.delete_session(token_hash))
+    }
+    fn delete_sessions_idle_since(&self, before: u64) -> Result<u64, StoreError> {
+        self.watch("delete_sessions_idle_since", self.inner.delete_sessions_idle_since(before))
+    }
+    fn update_sign_in(
+        &self,
+        partner: &PartnerId,
+        email: &str,
+        f: &mut dyn FnMut(&mut SignInRecord) -> bool,
+    ) -> Result<(), StoreError> {
+        self.watch("update_sign_in", self.inner.update_sign_in(partner, email, f))
+    }
+    fn contact_for_email(
+        &self,
+        partner: &PartnerId,
+        email: &str,
+        candidate: ContactId,
+    ) -> Result<ContactId, StoreError> {
+        self.watch("contact_for_email", self.inner.contact_for_email(partner, email, candidate))
+    }
+    fn contact_by_email(&self, partner: &PartnerId, email: &str) -> Result<Option<ContactId>, StoreError> {
+        self.watch("contact_by_email", self.inner.contact_by_email(partner, email))
+    }
+    fn insert_order(&self, order: &OrderRecord) -> Result<(), StoreError> {
+        self.watch("insert_order", self.inner.insert_order(order))
+    }
+    fn order(&self, partner: &PartnerId, id: &OrderId) -> Result<Option<OrderRecord>, StoreError> {
+        self.watch("order", self.inner.order(partner, id))
+    }
+    fn update_order(
+        &self,
+        partner: &PartnerId,
+        id: &OrderId,
+        f: &mut dyn FnMut(&mut OrderRecord) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.watch("update_order", self.inner.update_order(partner, id, f))
+    }
+    fn orders_for_contact(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        before: Option<(u64, OrderId)>,
+        limit: usize,
+    ) -> Result<Vec<OrderRecord>, StoreError> {
+        self.watch("orders_for_contact", self.inner.orders_for_contact(partner, contact, before, limit))
+    }
+    fn audit_events(
+        &self,
+        partner: &PartnerId,
+        contact: Option<&ContactId>,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<AuditRow>, StoreError> {
+        self.watch("audit_events", self.inner.audit_events(partner, contact, after, limit))
+    }
+    fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError> {
+        self.watch("audit_heads", self.inner.audit_heads())
+    }
+    fn audit_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        self.watch("audit_counts", self.inner.audit_counts())
+    }
+    fn ping(&self) -> Result<(), StoreError> {
+        self.watch("ping", self.inner.ping())
+    }
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+}
