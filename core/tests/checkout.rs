@@ -1236,7 +1236,14 @@ impl Store for Trip {
 fn fail_closed_on_a_single_failing_call(b: Backend) {
     let backing = b.open();
     let trip = Arc::new(Trip { inner: backing.store.clone(), failing: Mutex::new(Vec::new()) });
-    let f = Fixture::on_store(TestStore { store: trip.clone(), dir: None, path: None }, Config::default());
+    let store = TestStore {
+        store: trip.clone(),
+        dir: None,
+        path: None,
+        #[cfg(feature = "postgres-tests")]
+        postgres: None,
+    };
+    let f = Fixture::on_store(store, Config::default());
     let email = "alice@example.com";
     let internal = |r: Result<(), Error>, what: &str| {
         let e = r.expect_err(what);

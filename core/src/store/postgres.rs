@@ -1629,6 +1629,68 @@ mod tests {
     }
 
     #[test]
+    fn a_version_1_database_moves_the_operator_log_into_the_chains() {
+        let (config, _) = schema();
+        let (p, c) = (PartnerId::random(), ContactId::random());
+        {
+            let mut client = config.connect(postgres::NoTls).unwrap();
+            client
+                .batch_execute(&format!(
+                    "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, checksum BYTEA NOT NULL, \
+                     applied_at TIMESTAMPTZ NOT NULL DEFAULT now()); {}",
+                    MIGRATIONS[0]
+                ))
+                .unwrap();
+            let checksum = Sha256::digest(MIGRATIONS[0].as_bytes()).to_vec();
+            client.execute("INSERT INTO schema_migrations (version, checksum) VALUES (1, $1)", &[&checksum]).unwrap();
+            client
+                .execute(
+                    "INSERT INTO partners (id, name, environment, secret_key_hash, publishable_key, created_at) \
+                     VALUES ($1, 'Acme', 'sandbox', $2, 'pk_sandbox_1', 7)",
+                    &[&p.as_bytes().as_slice(), &[1u8; 32].as_slice()],
+                )
+                .unwrap();
+            for (at, operator, action, contact) in
+                [(100i64, "alice", "contact.mark_kyc", Some(c)), (101, "bob", "partner.rotate_keys", None)]
+            {
+                client
+                    .execute(
+                        "INSERT INTO audit_log (at, operator, action, partner_id, contact_id) VALUES ($1, $2, $3, $4, $5)",
+                        &[&at, &operator, &action, &p.as_bytes().as_slice(), &contact.as_ref().map(|c| c.as_bytes().as_slice())],
+                    )
+                    .unwrap();
+            }
+        }
+        let store = open(&config);
+        let rows = store.audit_events(&p, None, 0, 10).unwrap();
+        let shown: Vec<_> = rows
+            .iter()
+            .map(|r| (r.seq, r.at.as_str(), r.actor.as_str(), r.event.as_str(), r.contact_id.clone()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (1, "1970-01-01T00:01:40.000Z", "operator:alice", "kyc.marked", Some(c.to_string())),
+                (2, "1970-01-01T00:01:41.000Z", "operator:bob", "partner.keys_rotated", None),
+            ]
+        );
+        let head = store.audit_heads().unwrap().into_iter().find(|(id, _)| *id == p).unwrap().1;
+        let mut check = chain::ChainCheck::new();
+        assert!(rows.iter().all(|r| check.push(r)));
+        assert_eq!(check.finish(&head), Ok(2));
+        let mut client = config.connect(postgres::NoTls).unwrap();
+        let gone: i64 = client
+            .query_one(
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'audit_log' \
+                        AND table_schema = current_schema()",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(gone, 0, "the operator log is gone");
+    }
+
+    #[test]
     fn a_newer_schema_and_a_changed_migration_are_refused() {
         let (config, _) = schema();
         drop(open(&config));

@@ -41,20 +41,58 @@ pub struct TestStore {
     pub store: Arc<dyn Store>,
     pub dir: Option<tempfile::TempDir>,
     pub path: Option<PathBuf>,
+    /// The PostgreSQL schema's connection settings.
+    #[cfg(feature = "postgres-tests")]
+    pub postgres: Option<postgres::Config>,
+}
+
+impl TestStore {
+    /// Run SQL on the database behind the store, beside it (as an attacker with database
+    /// access, or a failing disk, would): `false` for the memory store, which has no SQL.
+    pub fn raw_sql(&self, sql: &str) -> bool {
+        if let Some(path) = &self.path {
+            rusqlite::Connection::open(path).unwrap().execute_batch(sql).unwrap();
+            return true;
+        }
+        #[cfg(feature = "postgres-tests")]
+        if let Some(config) = &self.postgres {
+            config.connect(postgres::NoTls).unwrap().batch_execute(sql).unwrap();
+            return true;
+        }
+        false
+    }
 }
 
 impl Backend {
     pub fn open(self) -> TestStore {
         match self {
-            Backend::Memory => TestStore { store: Arc::new(MemoryStore::new()), dir: None, path: None },
+            Backend::Memory => TestStore {
+                store: Arc::new(MemoryStore::new()),
+                dir: None,
+                path: None,
+                #[cfg(feature = "postgres-tests")]
+                postgres: None,
+            },
             Backend::Sqlite => {
                 let dir = tempfile::tempdir().unwrap();
                 let path = dir.path().join("rampart.db");
                 let store = Arc::new(SqliteStore::open(&path).unwrap());
-                TestStore { store, dir: Some(dir), path: Some(path) }
+                TestStore {
+                    store,
+                    dir: Some(dir),
+                    path: Some(path),
+                    #[cfg(feature = "postgres-tests")]
+                    postgres: None,
+                }
             }
             #[cfg(feature = "postgres-tests")]
-            Backend::Postgres => TestStore { store: Arc::new(postgres_store()), dir: None, path: None },
+            Backend::Postgres => {
+                let config = postgres_schema();
+                let store =
+                    rampart_core::PostgresStore::open_with(config.clone(), &rampart_core::PostgresOptions::default())
+                        .unwrap();
+                TestStore { store: Arc::new(store), dir: None, path: None, postgres: Some(config) }
+            }
         }
     }
 }
