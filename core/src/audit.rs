@@ -6,7 +6,9 @@
 
 use serde_json::{Map, Value};
 
-pub use crate::chain::{Actor, AuditDraft, AuditHead, AuditRow, ChainCheck, GENESIS, rfc3339_millis};
+pub use crate::chain::{
+    Actor, AuditDraft, AuditHead, AuditRow, ChainCheck, GENESIS, parse_rfc3339_millis, rfc3339_millis,
+};
 use crate::error::{Error, Result};
 use crate::ids::{ContactId, PartnerId};
 use crate::service::Service;

@@ -173,6 +173,13 @@ pub fn rfc3339_millis(at_ms: u64) -> String {
         .unwrap_or_else(|| "9999-12-31T23:59:59.999Z".to_owned())
 }
 
+/// An RFC 3339 time (any offset, any fraction) as Unix milliseconds; `None` when it is not one
+/// or lies before 1970.
+pub fn parse_rfc3339_millis(text: &str) -> Option<u64> {
+    let t = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
+    u64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
 /// Give `drafts` their places after `head` in `partner`'s chain: the rows to insert and the new
 /// head. Pure; a store calls it inside the transaction that holds the partner's head.
 pub fn link(partner: &PartnerId, head: &AuditHead, drafts: &[AuditDraft]) -> (Vec<AuditRow>, AuditHead) {
@@ -331,6 +338,10 @@ mod tests {
 
     #[test]
     fn millis() {
+        assert_eq!(parse_rfc3339_millis("2026-11-26T15:00:00.007Z"), Some(1_795_705_200_007));
+        assert_eq!(parse_rfc3339_millis("2026-11-26T16:00:00+01:00"), Some(1_795_705_200_000));
+        assert_eq!(parse_rfc3339_millis("2026-11-26"), None);
+        assert_eq!(parse_rfc3339_millis("1969-12-31T23:59:59Z"), None);
         assert_eq!(rfc3339_millis(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(rfc3339_millis(1_795_705_200_007), "2026-11-26T15:00:00.007Z");
     }

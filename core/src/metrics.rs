@@ -184,10 +184,8 @@ impl Metrics {
         let build =
             vec![label("version", env!("CARGO_PKG_VERSION")), label("environment", environment), label("store", store)];
         metrics.recorder.register_gauge(&Key::from_parts(BUILD_INFO, build), &METADATA).set(1.0);
-        // Counters without labels start at 0, so a rate is defined before the first event.
-        for name in [AUDIT_WRITE_FAILURES] {
-            metrics.recorder.register_counter(&Key::from_name(name), &METADATA).absolute(0);
-        }
+        // A counter without labels starts at 0, so a rate is defined before the first event.
+        metrics.recorder.register_counter(&Key::from_name(AUDIT_WRITE_FAILURES), &METADATA).absolute(0);
         metrics
     }
 

@@ -268,9 +268,12 @@ fn chains_are_per_partner(b: Backend) {
     assert_eq!(mine[1].prev, mine[0].hash);
 }
 
+/// Turns a [`FaultyStore`]'s audit faults on or off.
+type Switch = Box<dyn Fn(bool)>;
+
 /// The backend behind a [`FaultyStore`], and its audit-fault switch.
-fn faulty(b: Backend) -> (common::TestStore, Box<dyn Fn(bool)>) {
-    fn wrap<S: Store + 'static>(inner: S) -> (Arc<FaultyStore<S>>, Box<dyn Fn(bool)>) {
+fn faulty(b: Backend) -> (common::TestStore, Switch) {
+    fn wrap<S: Store + 'static>(inner: S) -> (Arc<FaultyStore<S>>, Switch) {
         let store = Arc::new(FaultyStore::new(inner));
         let switch = store.clone();
         (store, Box::new(move |on| switch.fail_audit_writes(on)))

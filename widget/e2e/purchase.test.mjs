@@ -8,7 +8,7 @@
 // "purchases are unavailable", and no secret in any URL, message, log or storage.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import jsQR from "jsqr";
@@ -676,9 +676,10 @@ describe("sign-in codes and sessions that expire, and the 2FA lock (servers with
     dir = tempDir("rampart-e2e-expiry-");
     shortCodes = await startServer({ dir, name: "codes", args: ["--sign-in-code-ttl-secs", "2"], before: (db) => createPartner(db, "Acme Shop") });
     shortSessions = await startServer({ dir, name: "sessions", args: ["--session-idle-secs", "3"], before: (db) => createPartner(db, "Acme Shop") });
-    // The clock of this one runs the file's seconds ahead, so a test can pass throttle waits.
-    clockFile = join(dir, "clock-offset");
-    writeFileSync(clockFile, "0\n");
+    // The clock of this one is the absolute Unix time in the file (it stands still between
+    // writes), so a test can pass throttle waits. It must hold a valid time at the start.
+    clockFile = join(dir, "clock");
+    setClock(Math.floor(Date.now() / 1000));
     clocked = await startServer({ dir, name: "clocked", args: ["--test-clock-file", clockFile], before: (db) => createPartner(db, "Acme Shop") });
     codesPartner = shortCodes.made;
     sessionsPartner = shortSessions.made;
@@ -698,8 +699,18 @@ describe("sign-in codes and sessions that expire, and the 2FA lock (servers with
     return openWidget(browser, site, server, { publicKey: partner.publicKey, clientName: "Acme Shop", ...options });
   }
 
+  /** Sets the clocked server's time to `seconds` (Unix): a new file renamed over the old one, so
+   * the server never reads it half written. */
+  function setClock(seconds) {
+    writeFileSync(`${clockFile}.next`, `${seconds}\n`);
+    renameSync(`${clockFile}.next`, clockFile);
+  }
+
   test("4. 2FA locked after 100 failures (423): the page says so, with no code field, no Verify and no Buy", { timeout: 40000 }, async () => {
     const email = "locked@example.com";
+    // The server's clock set to now, so otplib's code of the real time enables 2FA.
+    let now = Math.floor(Date.now() / 1000);
+    setClock(now);
     // A contact with 2FA on: signed in once over HTTP (as the page would), 2FA turned on by the
     // partner's API with the contact id it looks up.
     await signInOverHttp(clocked, clockedPartner, email);
@@ -710,7 +721,6 @@ describe("sign-in codes and sessions that expire, and the 2FA lock (servers with
     // 100 consecutive failures through the partner's verify (a malformed code counts as one),
     // moving the server's clock past each throttle wait, min(30 * 2^(k-5), 3600) s after the
     // k-th failure, so every attempt is evaluated.
-    let offset = 0;
     const statuses = [];
     for (let k = 1; k <= 100; k++) {
       const response = await fetch(`${clocked.base}/v1/auth/verify2fa`, {
@@ -722,8 +732,8 @@ describe("sign-in codes and sessions that expire, and the 2FA lock (servers with
       statuses.push(response.status);
       await response.arrayBuffer();
       if (k >= 5) {
-        offset += Math.min(30 * 2 ** (k - 5), 3600) + 1;
-        writeFileSync(clockFile, `${offset}\n`);
+        now += Math.min(30 * 2 ** (k - 5), 3600) + 1;
+        setClock(now);
       }
     }
     assert.deepEqual(statuses, new Array(100).fill(401), "every attempt evaluated and failed");

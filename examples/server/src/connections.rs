@@ -10,8 +10,10 @@
 //!   request. A late head is answered by closing the connection.
 //! - **a header cap** ([`MAX_HEADER_BYTES`], 32 KiB): hyper's `max_header_size`, counting the
 //!   request line, the header lines and the blank line. hyper answers a longer head, or one
-//!   still unfinished at the cap, with `431 Request Header Fields Too Large` (empty body) and
-//!   closes.
+//!   still unfinished at the cap, with `431 Request Header Fields Too Large` and closes. That
+//!   answer, and hyper's 400 to a malformed head, are written before any route runs and have
+//!   no body: hyper has no hook to give them the `{"message","code"}` one, and a cap raised
+//!   for a middleware to answer could not stay exact (docs/DESIGN.md, "Connections").
 //! - **an idle timeout** ([`IDLE_TIMEOUT`], 60 s) between requests on a kept-alive connection.
 //!   hyper starts its header timer as soon as a response is written, so on its own it would
 //!   close an idle connection after 10 s. The timer handed to hyper ([`HeadTimer`]) is one per

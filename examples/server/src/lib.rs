@@ -27,6 +27,7 @@
 //! route, status, latency); never a query string, body, header, code, key or QR code.
 
 pub mod assets;
+mod audit;
 mod checkout;
 mod connections;
 mod demo;
@@ -42,7 +43,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, MatchedPath, Request};
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::{get, post};
@@ -100,7 +101,8 @@ pub fn app_with_demo(service: Arc<Service>, widget: WidgetConfig, demo_key: Opti
         .route("/v1/widget/snippet", post(widget::snippet))
         .route("/v1/widget/orders", get(checkout::orders))
         .route("/v1/widget/orders/{id}", get(checkout::order))
-        .route("/v1/widget/contacts", get(checkout::contact));
+        .route("/v1/widget/contacts", get(checkout::contact))
+        .route("/v1/audit", get(audit::events));
     let session_routes = Router::new()
         .route("/v1/widget/session", post(checkout::open).get(checkout::state).delete(checkout::close))
         .route("/v1/widget/session/email", post(checkout::email))
@@ -127,22 +129,34 @@ pub fn app_with_demo(service: Arc<Service>, widget: WidgetConfig, demo_key: Opti
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(middleware::from_fn(log_request))
+        .layer(middleware::from_fn_with_state(state.clone(), log_request))
         .with_state(state)
 }
 
-/// One line per request: method, matched route (never the query string), status, latency.
-async fn log_request(req: Request, next: Next) -> Response {
+/// The metrics listener's router over `service`: `GET /metrics`, the service's own registry as
+/// Prometheus text. Serve it on a separate, private address, never beside [`app`]'s routes.
+pub fn metrics_app(service: Arc<Service>) -> Router {
+    let public_limit = Arc::new(ratelimit::RateLimiter::new(PUBLIC_RATE.0, PUBLIC_RATE.1));
+    audit::metrics_app(AppState { service, widget: Arc::new(WidgetConfig::default()), public_limit, demo_key: None })
+}
+
+/// One line per request: method, matched route (never the query string), status, latency; and
+/// the same, counted, in the service's metrics (`rampart_http_requests_total`).
+async fn log_request(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let start = Instant::now();
     let method = req.method().clone();
     let route = req.extensions().get::<MatchedPath>().cloned();
     let response = next.run(req).await;
+    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
+    let status = response.status().as_u16();
+    let elapsed = start.elapsed();
+    state.service.metrics().http_request(route, method.as_str(), status, elapsed);
     tracing::info!(
         target: "rampart::http",
         method = %method,
-        route = route.as_ref().map_or("<unmatched>", MatchedPath::as_str),
-        status = response.status().as_u16(),
-        latency_us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
+        route,
+        status,
+        latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
         "request"
     );
     response

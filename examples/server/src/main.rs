@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rampart_core::store::SqliteOptions;
@@ -30,6 +31,11 @@ struct Cli {
     /// Address to listen on.
     #[arg(long, env = "RAMPART_LISTEN", default_value = "127.0.0.1:8080")]
     listen: String,
+
+    /// Serve Prometheus metrics (`GET /metrics`) on this separate address (`127.0.0.1:9464`);
+    /// off when absent. Keep it private: it is never served on the public listener.
+    #[arg(long, env = "RAMPART_METRICS_LISTEN")]
+    metrics_listen: Option<String>,
 
     /// The environment served (and, for `partner create`, the new partner's environment).
     #[arg(long, global = true, env = "RAMPART_ENVIRONMENT", value_enum, default_value_t = EnvironmentArg::Sandbox)]
@@ -86,8 +92,10 @@ struct Cli {
     #[arg(long, env = "RAMPART_SESSION_IDLE_SECS", hide = true, value_parser = clap::value_parser!(u64).range(1..))]
     session_idle_secs: Option<u64>,
 
-    /// Test hook, sandbox only: the clock runs this file's whole seconds ahead of the system's
-    /// (re-read at every reading; absent or unreadable is 0), so a test can pass throttle waits.
+    /// Test hook, sandbox only: the server's clock is the absolute Unix time in this file
+    /// (`1764170000` or `1764170000.25`), re-read at every reading, so a test can pass throttle
+    /// waits. Refused at start unless it holds a valid time; a later bad reading keeps the last
+    /// good time (see `FileClock`).
     #[arg(long, env = "RAMPART_TEST_CLOCK_FILE", hide = true)]
     test_clock_file: Option<PathBuf>,
 
@@ -141,6 +149,32 @@ enum Command {
     Keys {
         #[command(subcommand)]
         action: KeysCommand,
+    },
+    /// The audit trail: one hash chain per partner.
+    Audit {
+        #[command(subcommand)]
+        action: AuditCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum AuditCommand {
+    /// Print the audit rows as JSON lines, oldest first (partner by partner, in id order).
+    Export {
+        /// Only this partner's chain.
+        #[arg(long, env = "RAMPART_PARTNER", value_parser = parse_partner)]
+        partner: Option<PartnerId>,
+        /// Only rows at or after this RFC 3339 time (`2026-11-26T00:00:00Z`).
+        #[arg(long, value_parser = parse_time)]
+        since: Option<u64>,
+    },
+    /// Check every chain (or one partner's): each row's hash and link, and the head kept with
+    /// the partner. Prints {"verified":true,"partners","rows"}; on a break exits 1 and prints
+    /// {"verified":false,"partnerId","firstBadSeq"}.
+    Verify {
+        /// Only this partner's chain.
+        #[arg(long, env = "RAMPART_PARTNER", value_parser = parse_partner)]
+        partner: Option<PartnerId>,
     },
 }
 
@@ -227,6 +261,11 @@ fn parse_secret(s: &str) -> Result<JwtSecret, String> {
 
 fn parse_partner(s: &str) -> Result<PartnerId, String> {
     PartnerId::parse(s).map_err(|_| "must be a UUID".to_owned())
+}
+
+fn parse_time(s: &str) -> Result<u64, String> {
+    rampart_core::audit::parse_rfc3339_millis(s)
+        .ok_or_else(|| "must be an RFC 3339 time (2026-11-26T00:00:00Z)".to_owned())
 }
 
 fn parse_contact(s: &str) -> Result<ContactId, String> {
@@ -373,15 +412,98 @@ fn default_key_path(db: &Path) -> PathBuf {
     beside(db, ".key")
 }
 
-/// The test hook's clock: the system's, plus the whole seconds written in a file.
-#[derive(Debug)]
-struct OffsetClock(PathBuf);
+/// The latest Unix time a clock file may hold: 9999-12-31T23:59:59Z. A later one is refused,
+/// so nothing computed from the clock (milliseconds, the stores' signed 64-bit columns) can
+/// overflow.
+const MAX_FILE_TIME: u64 = 253_402_300_799;
 
-impl rampart_core::Clock for OffsetClock {
-    fn now(&self) -> u64 {
-        let offset = std::fs::read_to_string(&self.0).ok().and_then(|t| t.trim().parse::<u64>().ok()).unwrap_or(0);
-        rampart_core::Clock::now(&rampart_core::SystemClock).saturating_add(offset)
+/// The test hook's clock (`--test-clock-file`): the absolute Unix time written in a file,
+/// seconds with an optional fraction, surrounding white space ignored: `1764170000`,
+/// `1764170000.25\n`; no sign, exponent or other text. Kept to the millisecond;
+/// [`rampart_core::Clock::now`] drops the fraction, as the system clock does.
+///
+/// The file is read at every reading, so a test moves the clock by rewriting it (best by
+/// writing a new file and renaming it over the old one, so a reading never sees it half
+/// written). The clock goes wherever the file says, backwards too, and stands still between
+/// writes. A start is refused unless the file holds a valid time ([`FileClock::open`]); after
+/// that a reading that fails (the file gone, empty, half written or not a time) keeps the last
+/// good time and never panics; the first such failure is logged as a warning, later ones at
+/// debug level.
+#[derive(Debug)]
+struct FileClock {
+    path: PathBuf,
+    /// The last time read successfully, in milliseconds.
+    last_millis: AtomicU64,
+    /// Whether a failed reading was already logged as a warning.
+    warned: AtomicBool,
+}
+
+impl FileClock {
+    /// The clock of `path`, which must hold a valid time now.
+    fn open(path: &Path) -> Result<Self, Failure> {
+        let now = read_clock_file(path).map_err(|why| format!("--test-clock-file {}: {why}", path.display()))?;
+        Ok(Self { path: path.to_owned(), last_millis: AtomicU64::new(now), warned: AtomicBool::new(false) })
     }
+
+    /// The file's time in milliseconds, or the last good one when it cannot be read now.
+    fn read_millis(&self) -> u64 {
+        match read_clock_file(&self.path) {
+            Ok(now) => {
+                self.last_millis.store(now, Ordering::SeqCst);
+                now
+            }
+            Err(problem) => {
+                let last = self.last_millis.load(Ordering::SeqCst);
+                let file = self.path.display();
+                if self.warned.swap(true, Ordering::SeqCst) {
+                    tracing::debug!(%file, %problem, last_ms = last, "test clock file unreadable; keeping its last time");
+                } else {
+                    tracing::warn!(
+                        %file, %problem, last_ms = last,
+                        "test clock file unreadable; keeping its last time (later failures are logged at debug level)"
+                    );
+                }
+                last
+            }
+        }
+    }
+}
+
+impl rampart_core::Clock for FileClock {
+    fn now(&self) -> u64 {
+        self.read_millis() / 1000
+    }
+
+    fn now_millis(&self) -> u64 {
+        self.read_millis()
+    }
+}
+
+/// The time in a clock file in milliseconds, or why there is none.
+fn read_clock_file(path: &Path) -> Result<u64, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot be read ({})", e.kind()))?;
+    parse_unix_time(&text).ok_or_else(|| {
+        if text.trim_ascii().is_empty() {
+            "is empty; write the Unix time in seconds, such as 1764170000".to_owned()
+        } else {
+            "does not hold a Unix time in seconds (digits, optionally a fraction: 1764170000.25)".to_owned()
+        }
+    })
+}
+
+/// Seconds as `digits` or `digits.digits`, surrounding ASCII white space ignored, at most
+/// [`MAX_FILE_TIME`]: the time in milliseconds (further digits of the fraction are dropped).
+fn parse_unix_time(text: &str) -> Option<u64> {
+    let text = text.trim_ascii();
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, "0"));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(fraction) {
+        return None;
+    }
+    let seconds = whole.parse::<u64>().ok().filter(|&t| t <= MAX_FILE_TIME)?;
+    // The first three digits of the fraction, as milliseconds ("25" is 250).
+    let millis = fraction.bytes().chain(std::iter::repeat(b'0')).take(3).fold(0, |m, d| m * 10 + u64::from(d - b'0'));
+    Some(seconds * 1000 + millis)
 }
 
 /// `<db><suffix>`: a file kept next to the database.
@@ -416,6 +538,7 @@ fn run(mut cli: Cli) -> Result<(), Failure> {
         Some(Command::Partner { action }) => partner_command(&cli, action),
         Some(Command::Contact { action }) => contact_command(&cli, action),
         Some(Command::Keys { action }) => keys_command(&cli, action),
+        Some(Command::Audit { action }) => audit_command(&cli, action),
     }
 }
 
@@ -481,15 +604,29 @@ fn jwt_secret(cli: &Cli) -> Result<Option<JwtSecret>, Failure> {
     Ok(cli.jwt_secret.clone())
 }
 
+/// The first of SPEC section 3's test hooks given (by flag or environment), for the refusal of a
+/// production start. The connection timeouts (`--header-timeout-ms` and the like) are the
+/// server's own hooks (docs/DESIGN.md, "Connections"), not among the SPEC's.
+fn test_hook_given(cli: &Cli) -> Option<&'static str> {
+    [
+        (cli.test_clock_file.is_some(), "--test-clock-file"),
+        (cli.throttling == Switch::Off, "--throttling off"),
+        (cli.session_idle_secs.is_some(), "--session-idle-secs"),
+        (cli.sign_in_code_ttl_secs.is_some(), "--sign-in-code-ttl-secs"),
+    ]
+    .into_iter()
+    .find_map(|(given, hook)| given.then_some(hook))
+}
+
 fn serve(cli: Cli) -> Result<(), Failure> {
     let environment = Environment::from(cli.environment);
     // Check what needs no database first, so a refused start leaves nothing behind.
-    if cli.test_clock_file.is_some() && environment != Environment::Sandbox {
-        return Err("--test-clock-file is a test hook for sandbox servers only".into());
+    if environment != Environment::Sandbox
+        && let Some(hook) = test_hook_given(&cli)
+    {
+        return Err(format!("{hook} is a test hook for sandbox servers only").into());
     }
-    if cli.throttling == Switch::Off && environment != Environment::Sandbox {
-        return Err("--throttling off is a test hook for sandbox servers only".into());
-    }
+    let test_clock = cli.test_clock_file.as_deref().map(FileClock::open).transpose()?;
     let given_keys = match (&cli.master_key_file, environment) {
         (Some(path), _) => Some(KeyRing::load(path).map_err(explain)?),
         (None, _) if cli.db.file().is_none() => {
@@ -522,8 +659,8 @@ fn serve(cli: Cli) -> Result<(), Failure> {
     if let Some(secret) = jwt_secret {
         builder = builder.jwt_secret(secret.0.as_bytes().to_vec());
     }
-    if let Some(file) = &cli.test_clock_file {
-        builder = builder.clock(Arc::new(OffsetClock(file.clone())));
+    if let Some(clock) = test_clock {
+        builder = builder.clock(Arc::new(clock));
     }
     if let Some(secs) = cli.session_idle_secs {
         builder = builder.session_idle_secs(secs);
@@ -547,6 +684,14 @@ fn serve(cli: Cli) -> Result<(), Failure> {
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", cli.listen))?;
         let address = listener.local_addr()?;
+        let metrics_listener = match &cli.metrics_listen {
+            Some(given) => Some(
+                tokio::net::TcpListener::bind(given)
+                    .await
+                    .map_err(|e| format!("cannot listen for metrics on {given}: {e}"))?,
+            ),
+            None => None,
+        };
         // Before anything is printed: a SIGTERM from then on shuts down gracefully.
         let shutdown = rampart_server::shutdown_signal();
         let public_url = public_url(cli.public_url.as_deref(), address)?;
@@ -584,8 +729,31 @@ fn serve(cli: Cli) -> Result<(), Failure> {
         let limits = connection_limits(&cli);
         tracing::info!(max_connections = limits.max_connections, "connection limits");
         tracing::info!(public_url = %public_url, "widget root {}", widget.root(environment));
+        // One shutdown signal stops both listeners.
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            shutdown.await;
+            let _ = stop.send(true);
+        });
+        let until_stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+            let _ = rx.wait_for(|stop| *stop).await;
+        };
+        let metrics = match metrics_listener {
+            Some(metrics_listener) => {
+                let metrics_address = metrics_listener.local_addr()?;
+                tracing::info!(address = %metrics_address, "metrics listening");
+                println!("Metrics: http://{}/metrics", reachable(metrics_address));
+                let app = rampart_server::metrics_app(service.clone());
+                let limits = connection_limits(&cli);
+                Some(tokio::spawn(rampart_server::serve_with(metrics_listener, app, limits, until_stopped(stopped.clone()))))
+            }
+            None => None,
+        };
         let app = rampart_server::app_with_demo(service, widget, demo_key.as_deref());
-        rampart_server::serve_with(listener, app, limits, shutdown).await?;
+        rampart_server::serve_with(listener, app, limits, until_stopped(stopped)).await?;
+        if let Some(metrics) = metrics {
+            metrics.await??;
+        }
         tracing::info!("stopped");
         Ok(())
     })
@@ -780,6 +948,48 @@ fn keys_command(cli: &Cli, action: KeysCommand) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The operator's audit reads. A broken chain is exit 1, naming the partner and the first bad
+/// `seq`; the JSON on stdout says the same for scripts.
+fn audit_command(cli: &Cli, action: AuditCommand) -> Result<(), Failure> {
+    use std::io::Write;
+    let service = operator_service(cli, false)?;
+    match action {
+        AuditCommand::Export { partner, since } => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            let mut written = Ok(());
+            service
+                .export_audit(partner.as_ref(), since, |row| {
+                    if written.is_ok() {
+                        written = serde_json::to_writer(&mut out, row)
+                            .map_err(std::io::Error::from)
+                            .and_then(|()| out.write_all(b"\n"));
+                    }
+                    Ok(())
+                })
+                .map_err(explain)?;
+            written?;
+            out.flush()?;
+        }
+        AuditCommand::Verify { partner } => {
+            let reports = service.verify_audit(partner.as_ref()).map_err(explain)?;
+            if let Some(bad) = reports.iter().find(|r| r.first_bad_seq.is_some()) {
+                let seq = bad.first_bad_seq.unwrap_or_default();
+                print_json(&json!({ "verified": false, "partnerId": bad.partner_id.to_string(), "firstBadSeq": seq }));
+                eprintln!(
+                    "rampart-server: audit verify: partner {}: the chain breaks at seq {seq} (a row's hash or link \
+                     is wrong, or rows are missing)",
+                    bad.partner_id
+                );
+                std::process::exit(1);
+            }
+            let rows: u64 = reports.iter().map(|r| r.rows).sum();
+            print_json(&json!({ "verified": true, "partners": reports.len(), "rows": rows }));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
@@ -859,6 +1069,60 @@ mod tests {
         }
         assert!(Cli::try_parse_from(["rampart-server", "partner", "waive-2fa", "--partner", "x"]).is_err());
         assert!(Cli::try_parse_from(["rampart-server", "--environment", "staging"]).is_err());
+    }
+
+    #[test]
+    fn a_clock_file_holds_whole_seconds_with_an_optional_fraction() {
+        assert_eq!(parse_unix_time("1764170000"), Some(1_764_170_000_000));
+        assert_eq!(parse_unix_time(" 1764170000.75\n"), Some(1_764_170_000_750));
+        assert_eq!(parse_unix_time("1764170000.0259999"), Some(1_764_170_000_025));
+        assert_eq!(parse_unix_time("0"), Some(0));
+        assert_eq!(parse_unix_time("253402300799.999"), Some(MAX_FILE_TIME * 1000 + 999));
+        for bad in [
+            "",
+            " \n",
+            "-1",
+            "+1764170000",
+            "1764170000.",
+            ".5",
+            "1.2.3",
+            "1e9",
+            "0x10",
+            "17641 70000",
+            "1764170000s",
+            "253402300800",
+            "99999999999999999999",
+            "\u{0661}\u{0662}",
+        ] {
+            assert_eq!(parse_unix_time(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_file_clock_keeps_its_last_good_time_when_a_reading_fails() {
+        use rampart_core::Clock;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("clock");
+        let refused = FileClock::open(&path).unwrap_err().to_string();
+        assert!(refused.starts_with(&format!("--test-clock-file {}: cannot be read", path.display())), "{refused}");
+        std::fs::write(&path, "soon").unwrap();
+        let refused = FileClock::open(&path).unwrap_err().to_string();
+        assert!(refused.contains("does not hold a Unix time"), "{refused}");
+        std::fs::write(&path, "1764170000.5\n").unwrap();
+        let clock = FileClock::open(&path).unwrap();
+        assert_eq!(clock.now(), 1_764_170_000);
+        std::fs::write(&path, "1764170031").unwrap();
+        assert_eq!(clock.now(), 1_764_170_031, "re-read at every reading");
+        std::fs::write(&path, "1764169000").unwrap();
+        assert_eq!(clock.now(), 1_764_169_000, "backwards too");
+        for broken in ["", "later", "1764170031.x"] {
+            std::fs::write(&path, broken).unwrap();
+            assert_eq!(clock.now(), 1_764_169_000, "{broken:?}");
+        }
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(clock.now(), 1_764_169_000, "gone");
+        std::fs::write(&path, "1764170100").unwrap();
+        assert_eq!(clock.now(), 1_764_170_100, "back");
     }
 
     #[test]

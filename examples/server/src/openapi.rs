@@ -552,8 +552,52 @@ pub fn document_for(environment: Environment, widget: &WidgetConfig) -> Value {
     let mut document = base_document(environment, widget);
     if let Some(paths) = document["paths"].as_object_mut() {
         paths.extend(checkout_paths(environment, widget));
+        paths.extend(audit_paths());
     }
     document
+}
+
+/// `GET /v1/audit` (SPEC 9.1).
+fn audit_paths() -> Map<String, Value> {
+    let row = json!({
+        "type": "object",
+        "required": ["seq", "id", "at", "partnerId", "contactId", "actor", "event", "details", "prev", "hash"],
+        "properties": {
+            "seq": { "type": "integer", "minimum": 1, "description": "Place in the partner's chain: 1, 2, ..." },
+            "id": { "type": "string", "format": "uuid" },
+            "at": { "type": "string", "format": "date-time", "description": "RFC 3339 UTC, milliseconds" },
+            "partnerId": { "type": "string", "format": "uuid" },
+            "contactId": { "type": ["string", "null"], "format": "uuid" },
+            "actor": { "type": "string", "description": "partner, operator:<name>, contact, member:<id> or system" },
+            "event": { "type": "string", "description": "2fa.enabled, kyc.marked, ... (SPEC 9.1)" },
+            "details": { "type": "object", "description": "Enums, counts, ids and times only" },
+            "prev": { "type": "string", "pattern": "^[0-9a-f]{64}$", "description": "The previous row's hash; 64 zeros for seq 1" },
+            "hash": { "type": "string", "pattern": "^[0-9a-f]{64}$",
+                "description": "Hex SHA-256 of the RFC 8785 canonical JSON of the other nine members but hash" },
+        },
+    });
+    let mut paths = Map::new();
+    paths.insert(
+        "/v1/audit".into(),
+        json!({ "get": {
+        "summary": "The partner's audit trail, oldest first: a hash chain anyone can check",
+        "operationId": "auditEvents",
+        "tags": ["Audit"],
+        "security": [{ "bearer": [] }],
+        "parameters": [
+            { "name": "contactId", "in": "query", "required": false, "description": "Only the rows about this contact",
+              "schema": { "type": "string", "format": "uuid" } },
+            { "name": "after", "in": "query", "required": false, "description": "The previous page's next (a seq); default 0",
+              "schema": { "type": "integer", "minimum": 0, "maximum": i64::MAX } },
+            { "name": "limit", "in": "query", "required": false, "description": "1 to 500, default 100",
+              "schema": { "type": "integer", "minimum": 1, "maximum": rampart_core::audit::MAX_PAGE } }],
+        "responses": responses(message_schema(json!({
+            "events": { "type": "array", "items": row },
+            "next": { "type": ["integer", "null"], "description": "after for the next page; null on the last" },
+        })), &[400, 401, 404, 500]),
+    } }),
+    );
+    paths
 }
 
 fn base_document(environment: Environment, widget: &WidgetConfig) -> Value {

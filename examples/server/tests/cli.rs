@@ -159,16 +159,18 @@ fn operator_commands_change_state_and_are_audit_logged() {
     assert!(!open(&db).partner(&partner).unwrap().widget_approved);
     let service = open(&db);
 
-    let log: Vec<(String, String)> = service.audit_log().unwrap().into_iter().map(|e| (e.operator, e.action)).collect();
+    let log: Vec<(String, String)> =
+        service.audit_events(&partner, None, 0, 500).unwrap().events.into_iter().map(|e| (e.actor, e.event)).collect();
     let expected = [
-        ("alice", "contact.mark_kyc"),
-        ("alice", "partner.waive_2fa"),
-        ("tester", "partner.unwaive_2fa"),
-        ("tester", "contact.unmark_kyc"),
-        ("bob", "contact.reset_lock"),
-        ("carol", "partner.rotate_keys"),
-        ("dana", "partner.approve_widget"),
-        ("dana", "partner.unapprove_widget"),
+        ("partner", "2fa.created"),
+        ("operator:alice", "kyc.marked"),
+        ("operator:alice", "partner.waiver_set"),
+        ("operator:tester", "partner.waiver_cleared"),
+        ("operator:tester", "kyc.unmarked"),
+        ("operator:bob", "2fa.unlocked"),
+        ("operator:carol", "partner.keys_rotated"),
+        ("operator:dana", "widget.approved"),
+        ("operator:dana", "widget.unapproved"),
     ];
     let expected: Vec<(String, String)> = expected.iter().map(|(o, a)| ((*o).to_owned(), (*a).to_owned())).collect();
     assert_eq!(log, expected);
@@ -218,9 +220,15 @@ fn keys_rewrap_lets_an_old_master_key_be_removed() {
     write_key_file(&key_file, &format!("1:{k1}\n2:{k2}\n"));
     assert_eq!(stdout_json(&rewrap()), json!({ "keyId": 2, "examined": 1, "rewrapped": 1, "unopenable": 0 }));
     assert_eq!(stdout_json(&rewrap()), json!({ "keyId": 2, "examined": 1, "rewrapped": 0, "unopenable": 0 }));
-    let log: Vec<(String, String)> =
-        open(&db).audit_log().unwrap().into_iter().map(|e| (e.operator, e.action)).collect();
-    assert_eq!(log, [("dana".to_owned(), "keys.rewrap".to_owned())]);
+    let log: Vec<(String, String)> = open(&db)
+        .audit_events(&partner, None, 0, 500)
+        .unwrap()
+        .events
+        .into_iter()
+        .filter(|e| e.actor.starts_with("operator:"))
+        .map(|e| (e.actor, e.event))
+        .collect();
+    assert_eq!(log, [("operator:dana".to_owned(), "keys.rewrapped".to_owned())]);
 
     // Key 1 removed: the contact still verifies under key 2 alone.
     write_key_file(&key_file, &format!("2:{k2}\n"));
@@ -284,27 +292,46 @@ fn production_refuses_to_start_without_a_master_key() {
     assert!(stderr.contains(&format!("master key file {}: cannot be read", missing.display())), "{stderr}");
 }
 
+/// SPEC section 3: a production server refuses to start with any of the hidden test hooks,
+/// given by flag or by environment variable, before it touches the database.
 #[test]
-fn the_test_clock_hook_is_refused_outside_sandbox() {
+fn the_test_hooks_are_refused_outside_sandbox() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("prod.db");
     let key_file = dir.path().join("master.key");
     write_key_file(&key_file, &format!("1:{}\n", "ab".repeat(32)));
     let clock = dir.path().join("clock");
-    let out = run(&[
-        "--environment",
-        "production",
-        "--db",
-        db.to_str().unwrap(),
-        "--master-key-file",
-        key_file.to_str().unwrap(),
-        "--test-clock-file",
-        clock.to_str().unwrap(),
-    ]);
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("--test-clock-file is a test hook for sandbox servers only"), "{stderr}");
-    assert!(!db.exists(), "a refused start leaves no database behind");
+    std::fs::write(&clock, "1764170000\n").unwrap();
+    let clock = clock.to_str().unwrap();
+    for (hook, flag, variable) in [
+        ("--test-clock-file", ["--test-clock-file", clock], ("RAMPART_TEST_CLOCK_FILE", clock)),
+        ("--throttling off", ["--throttling", "off"], ("RAMPART_THROTTLING", "off")),
+        ("--session-idle-secs", ["--session-idle-secs", "3"], ("RAMPART_SESSION_IDLE_SECS", "3")),
+        ("--sign-in-code-ttl-secs", ["--sign-in-code-ttl-secs", "2"], ("RAMPART_SIGN_IN_CODE_TTL_SECS", "2")),
+    ] {
+        let production = [
+            "--environment",
+            "production",
+            "--db",
+            db.to_str().unwrap(),
+            "--master-key-file",
+            key_file.to_str().unwrap(),
+        ];
+        for by_flag in [true, false] {
+            let mut refused = command();
+            refused.args(production).args(["--listen", "127.0.0.1:0"]);
+            if by_flag {
+                refused.args(flag);
+            } else {
+                refused.env(variable.0, variable.1);
+            }
+            let out = refused.output().unwrap();
+            assert!(!out.status.success(), "{hook} (flag: {by_flag}) started");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains(&format!("{hook} is a test hook for sandbox servers only")), "{stderr}");
+            assert!(!db.exists(), "a refused start leaves no database behind");
+        }
+    }
 }
 
 /// Start the server on `db` with `args`, expecting a refusal; returns stderr.

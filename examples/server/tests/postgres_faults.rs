@@ -48,17 +48,18 @@ mod postgres_faults {
         SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
     }
 
-    /// The clock of servers started with [`TestClock::args`]: the system's plus an offset that
-    /// only the test moves (written to the file they read at every reading).
+    /// The clock of servers started with [`TestClock::args`]: the absolute Unix time in the file
+    /// they read at every reading. It starts at the system's time and moves only when the test
+    /// moves it, so `now()` is exactly what the servers read.
     struct TestClock {
         path: PathBuf,
-        offset: AtomicU64,
+        now: AtomicU64,
         write: Mutex<()>,
     }
 
     impl TestClock {
         fn new(dir: &Path) -> Arc<Self> {
-            let clock = Arc::new(Self { path: dir.join("clock"), offset: AtomicU64::new(0), write: Mutex::new(()) });
+            let clock = Arc::new(Self { path: dir.join("clock"), now: AtomicU64::new(now()), write: Mutex::new(()) });
             clock.advance(0);
             clock
         }
@@ -69,18 +70,18 @@ mod postgres_faults {
 
         /// What the servers read now.
         fn now(&self) -> u64 {
-            now() + self.offset.load(Ordering::SeqCst)
+            self.now.load(Ordering::SeqCst)
         }
 
-        /// Move the servers' clock forward. The file is replaced whole (a server reading a
-        /// half-written file would read an offset of 0).
+        /// Move the servers' clock forward. The file is replaced whole, so a server never reads
+        /// it half written (it would keep its last time, and log a warning).
         fn advance(&self, seconds: u64) {
             let _one = self.write.lock().unwrap_or_else(PoisonError::into_inner);
-            let offset = self.offset.load(Ordering::SeqCst) + seconds;
+            let at = self.now.load(Ordering::SeqCst) + seconds;
             let next = self.path.with_extension("next");
-            std::fs::write(&next, offset.to_string()).unwrap();
+            std::fs::write(&next, format!("{at}\n")).unwrap();
             std::fs::rename(&next, &self.path).unwrap();
-            self.offset.store(offset, Ordering::SeqCst);
+            self.now.store(at, Ordering::SeqCst);
         }
     }
 
@@ -386,9 +387,11 @@ mod postgres_faults {
             let next = totp::code_at(&secret, t + STEP_SECONDS);
             api.verify(&servers[1].base, &contact, &next).await.unwrap().assert_ok(VALID);
             assert_eq!(stored_failures(&db, &contact), 0);
-            let audit =
-                psql(&db, "SELECT operator || ' ' || action FROM audit_log WHERE action = 'contact.reset_lock'");
-            assert_eq!(audit, "tester contact.reset_lock");
+            let audit = psql(
+                &db,
+                "SELECT actor || ' ' || event || ' ' || details FROM audit_events WHERE event = '2fa.unlocked'",
+            );
+            assert_eq!(audit, r#"operator:tester 2fa.unlocked {"failures":100}"#);
         });
     }
 

@@ -1,0 +1,35 @@
+# The audit trail and the metrics with real parts (SPEC 9.1, 9.2): scripts/observability_test.py
+# against the real rampart-server on a throwaway SQLite file. A scripted sequence moves every
+# counter by an exact amount; Debian's `promtool check metrics` lints the scraped text and a real
+# `prometheus` (both from the `prometheus` package, installed when missing; started on a
+# temporary directory and a loopback port, stopped by pid) scrapes the metrics listener; the
+# `audit export` hashes are recomputed with an independent RFC 8785 implementation (PyPI
+# `rfc8785`, pinned, in a venv of its own) and `audit verify` must fail after an edit, a
+# deletion and a reordering of rows.
+#
+#   make observability-test           what `make test` runs
+
+OBS_VENV ?= $(CARGO_TARGET_DIR)/observability-venv
+OBS_TOOLS := rfc8785==0.1.4 pyotp==2.9.0
+OBS_STAMP := $(OBS_VENV)/.rampart-tools
+
+.PHONY: observability-test observability-venv prometheus-tools
+
+prometheus-tools:
+	@command -v promtool >/dev/null && command -v prometheus >/dev/null \
+		|| { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
+	@# The package starts a system service; the test runs its own server on its own port.
+	@if command -v systemctl >/dev/null && systemctl is-active --quiet prometheus 2>/dev/null; then systemctl stop prometheus; fi
+
+observability-venv:
+	@if [ ! -x "$(OBS_VENV)/bin/python" ]; then \
+	  echo "-- creating $(OBS_VENV)"; $(PYTHON) -m venv "$(OBS_VENV)"; fi
+	@if [ "$$(cat "$(OBS_STAMP)" 2>/dev/null)" != "$(OBS_TOOLS)" ]; then \
+	  echo "-- installing $(OBS_TOOLS)"; \
+	  "$(OBS_VENV)/bin/python" -m pip install --quiet --disable-pip-version-check $(OBS_TOOLS) && \
+	  echo "$(OBS_TOOLS)" > "$(OBS_STAMP)"; fi
+
+observability-test: prometheus-tools observability-venv
+	$(CARGO) build -p rampart-server --locked --bin rampart-server
+	"$(OBS_VENV)/bin/python" scripts/observability_test.py "$(CARGO_TARGET_DIR)/debug/rampart-server" \
+	  "$$(command -v promtool)" "$$(command -v prometheus)"
