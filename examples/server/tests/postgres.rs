@@ -107,6 +107,133 @@ mod postgres {
         }
     }
 
+    /// A partner made by the CLI; its id and secret key.
+    fn create_partner(db: &str, name: &str) -> (String, String) {
+        let out = command()
+            .args(["partner", "create", "--db", db, "--name", name, "--environment", "sandbox"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let made: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (made["superuserId"].as_str().unwrap().to_owned(), made["secretKey"].as_str().unwrap().to_owned())
+    }
+
+    /// Create, enable and disable 2FA for a new contact, each step through another server.
+    async fn lifecycle(client: reqwest::Client, bases: Vec<String>, key: String, first: usize) -> Vec<u16> {
+        let contact = uuid::Uuid::new_v4().to_string();
+        let base = |i: usize| bases[(first + i) % bases.len()].clone();
+        let created: Value = client
+            .get(format!("{}/v1/auth/create2fa?contactId={contact}", base(0)))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let secret = Secret::from_base32(created["details"]["manual"].as_str().unwrap()).unwrap();
+        let t = now();
+        let enable = json!({ "contactId": contact, "token": totp::code_at(&secret, t - 30) });
+        let enabled = post(&client, format!("{}/v1/auth/enable2fa", base(1)), &key, enable).await.0;
+        let disable = json!({ "contactId": contact, "token": totp::code_at(&secret, t) });
+        let disabled = post(&client, format!("{}/v1/auth/disable2fa", base(2)), &key, disable).await.0;
+        vec![enabled, disabled]
+    }
+
+    /// Three servers, 20 contacts of one partner going through create, enable and disable at
+    /// once, each step on another server: 60 audited changes that serialize on the partner's
+    /// head, leaving one gap-free, fork-free chain that `audit verify` accepts. Then a
+    /// transaction holding one partner's row: the other partner's changes do not wait on it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn servers_sharing_a_database_keep_one_chain_per_partner() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = database();
+        let key = key_file(dir.path());
+        let (partner, secret_key) = create_partner(&db, "Busy");
+        let (_, other_key) = create_partner(&db, "Other");
+        let servers = [Instance::start(&db, &key), Instance::start(&db, &key), Instance::start(&db, &key)];
+        let bases: Vec<String> = servers.iter().map(|s| s.base.clone()).collect();
+        let client = reqwest::Client::new();
+        let tasks: Vec<_> =
+            (0..20).map(|i| tokio::spawn(lifecycle(client.clone(), bases.clone(), secret_key.clone(), i))).collect();
+        for task in tasks {
+            assert_eq!(task.await.unwrap(), [200, 200]);
+        }
+        let mut rows = Vec::new();
+        let mut after = 0;
+        loop {
+            let page: Value = client
+                .get(format!("{}/v1/audit?after={after}&limit=7", bases[after as usize % 3]))
+                .bearer_auth(&secret_key)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            rows.extend(page["events"].as_array().unwrap().iter().cloned());
+            match page["next"].as_u64() {
+                Some(next) => after = next,
+                None => break,
+            }
+        }
+        assert_eq!(rows.iter().map(|r| r["seq"].as_u64().unwrap()).collect::<Vec<_>>(), (1..=60).collect::<Vec<_>>());
+        let mut prev = rampart_core::audit::GENESIS.to_owned();
+        for row in &rows {
+            assert_eq!(row["prev"].as_str().unwrap(), prev, "seq {} links to the row before", row["seq"]);
+            prev = row["hash"].as_str().unwrap().to_owned();
+        }
+        for event in ["2fa.created", "2fa.enabled", "2fa.disabled"] {
+            assert_eq!(rows.iter().filter(|r| r["event"] == event).count(), 20, "{event}");
+        }
+        let out = command().args(["audit", "verify", "--db", &db, "--partner", &partner]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let said: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(said, json!({ "verified": true, "partners": 1, "rows": 60 }));
+
+        // Another transaction holds the busy partner's row (its chain head) for 4 s.
+        let hold = format!(
+            "BEGIN; SELECT 1 FROM partners WHERE id = '\\x{}'::bytea FOR UPDATE; SELECT pg_sleep(4); COMMIT;",
+            partner.replace('-', "")
+        );
+        let mut holder = std::process::Command::new("psql")
+            .args([db.as_str(), "-v", "ON_ERROR_STOP=1", "-qc", &hold])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        // The other partner: not waiting.
+        let started = std::time::Instant::now();
+        let other_contact = uuid::Uuid::new_v4().to_string();
+        let r = client
+            .get(format!("{}/v1/auth/create2fa?contactId={other_contact}", bases[0]))
+            .bearer_auth(&other_key)
+            .send()
+            .await
+            .unwrap();
+        let other_took = started.elapsed();
+        assert_eq!(r.status(), 200);
+        // The busy partner: its audited change waits for the head, up to the 1 s lock timeout.
+        let started = std::time::Instant::now();
+        let r = client
+            .get(format!("{}/v1/auth/create2fa?contactId={}", bases[1], uuid::Uuid::new_v4()))
+            .bearer_auth(&secret_key)
+            .send()
+            .await
+            .unwrap();
+        let busy_took = started.elapsed();
+        assert_eq!(r.status(), 500, "the busy partner's change waited for the held head and gave up");
+        assert!(other_took < Duration::from_millis(500), "the other partner waited {other_took:?}");
+        assert!(busy_took >= Duration::from_millis(900), "the busy partner waited only {busy_took:?}");
+        println!(
+            "a change of another partner took {other_took:?}; one of the partner whose head is held: {busy_took:?}"
+        );
+        assert!(holder.wait().unwrap().success());
+        let out = command().args(["audit", "verify", "--db", &db]).output().unwrap();
+        let said: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(said, json!({ "verified": true, "partners": 2, "rows": 61 }));
+    }
+
     /// A PostgreSQL database needs the master key file: no server generates its own.
     #[test]
     fn a_postgres_database_needs_a_master_key_file() {
