@@ -30,6 +30,10 @@ observability-venv:
 	  echo "$(OBS_TOOLS)" > "$(OBS_STAMP)"; fi
 
 observability-test: prometheus-tools observability-venv
+	@echo "-- promtool check rules on the alert rules of docs/OPERATIONS.md"
+	@rules=$$(mktemp --suffix=.yml) && \
+	  "$(OBS_VENV)/bin/python" -c 'import re, sys; part = open("docs/OPERATIONS.md").read().split("## Alerts worth having", 1)[1]; sys.stdout.write(re.search(r"```yaml\n(.*?)```", part, re.S).group(1))' > "$$rules" && \
+	  promtool check rules "$$rules"; status=$$?; rm -f "$$rules"; exit $$status
 	$(CARGO) build -p rampart-server --locked --bin rampart-server
 	"$(OBS_VENV)/bin/python" scripts/observability_test.py "$(CARGO_TARGET_DIR)/debug/rampart-server" \
 	  "$$(command -v promtool)" "$$(command -v prometheus)"

@@ -79,6 +79,24 @@ pub(crate) fn details<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, 
 /// Rows read per store call while verifying or exporting.
 const SCAN_PAGE: usize = 5000;
 
+/// Each row's [`AuditRow::computed_hash`], worked out on every core: canonical JSON and SHA-256
+/// are most of a verification's time, and rows hash independently of each other.
+fn computed_hashes(rows: &[AuditRow]) -> Vec<String> {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    if threads < 2 || rows.len() < 256 {
+        return rows.iter().map(AuditRow::computed_hash).collect();
+    }
+    let chunk = rows.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = rows
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(AuditRow::computed_hash).collect::<Vec<_>>()))
+            .collect();
+        // A thread that panicked leaves its rows unhashed: they then fail as broken, never pass.
+        parts.into_iter().flat_map(|p| p.join().unwrap_or_default()).collect()
+    })
+}
+
 impl Service {
     /// An audit event of this service's clock, for a store update's effects.
     pub(crate) fn draft(
@@ -156,7 +174,10 @@ impl Service {
             .into_iter()
             .map(|(partner_id, head)| {
                 let mut check = ChainCheck::new();
-                self.scan_chain(&partner_id, |row| Ok(check.push(row)))?;
+                self.scan_pages(&partner_id, |page| {
+                    let hashes = computed_hashes(page);
+                    Ok(page.iter().zip(&hashes).all(|(row, hash)| check.push_computed(row, hash)))
+                })?;
                 let (rows, first_bad_seq) = match check.finish(&head) {
                     Ok(rows) => (rows, None),
                     Err(seq) => (seq.saturating_sub(1), Some(seq)),
@@ -177,16 +198,26 @@ impl Service {
         }
     }
 
-    /// Hand a partner's rows to `f` in stored order until it returns `false`. Pages by the
-    /// stored `seq`, so a row whose `seq` was edited is still read once.
+    /// Hand a partner's rows to `f` in stored order until it returns `false`.
     fn scan_chain(&self, partner: &PartnerId, mut f: impl FnMut(&AuditRow) -> Result<bool>) -> Result<()> {
+        self.scan_pages(partner, |page| {
+            for row in page {
+                if !f(row)? {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        })
+    }
+
+    /// Hand a partner's rows to `f` a page at a time, in stored order, until it returns
+    /// `false`. Pages by the stored `seq`, so a row whose `seq` was edited is still read once.
+    fn scan_pages(&self, partner: &PartnerId, mut f: impl FnMut(&[AuditRow]) -> Result<bool>) -> Result<()> {
         let mut after = 0;
         loop {
             let page = self.store().audit_events(partner, None, after, SCAN_PAGE).map_err(Self::internal)?;
-            for row in &page {
-                if !f(row)? {
-                    return Ok(());
-                }
+            if !f(&page)? {
+                return Ok(());
             }
             match page.last() {
                 Some(last) if page.len() == SCAN_PAGE => after = last.seq,

@@ -139,9 +139,8 @@ struct Hashed<'a> {
 }
 
 impl AuditRow {
-    /// The RFC 8785 canonical JSON that [`hash`](Self::hash) covers.
-    pub fn canonical_json(&self) -> String {
-        let hashed = Hashed {
+    fn hashed(&self) -> Hashed<'_> {
+        Hashed {
             seq: self.seq,
             id: &self.id,
             at: &self.at,
@@ -151,14 +150,22 @@ impl AuditRow {
             event: &self.event,
             details: &self.details,
             prev: &self.prev,
-        };
-        // Strings, integers, null and objects of them: nothing JCS can refuse.
-        serde_jcs::to_string(&hashed).unwrap_or_default()
+        }
     }
 
-    /// What `hash` must be: hex SHA-256 of [`canonical_json`](Self::canonical_json).
+    /// The RFC 8785 canonical JSON that [`hash`](Self::hash) covers.
+    pub fn canonical_json(&self) -> String {
+        // Strings, integers, null and objects of them: nothing JCS can refuse.
+        serde_json_canonicalizer::to_string(&self.hashed()).unwrap_or_default()
+    }
+
+    /// What `hash` must be: hex SHA-256 of [`canonical_json`](Self::canonical_json), the
+    /// canonical bytes streamed into the hash.
     pub fn computed_hash(&self) -> String {
-        data_encoding::HEXLOWER.encode(&Sha256::digest(self.canonical_json().as_bytes()))
+        let mut hasher = Sha256::new();
+        // Writing into a hash cannot fail, and these values serialize.
+        let _ = serde_json_canonicalizer::to_writer(&self.hashed(), &mut hasher);
+        data_encoding::HEXLOWER.encode(&hasher.finalize())
     }
 }
 
@@ -283,12 +290,18 @@ impl ChainCheck {
 
     /// Check the next row (rows must come in stored `seq` order). Returns `false` once broken.
     pub fn push(&mut self, row: &AuditRow) -> bool {
+        self.push_computed(row, &row.computed_hash())
+    }
+
+    /// [`push`](Self::push) with the row's [`computed_hash`](AuditRow::computed_hash) worked out
+    /// already (the hashes of a page can be computed in parallel; the links only in order).
+    pub fn push_computed(&mut self, row: &AuditRow, computed_hash: &str) -> bool {
         if self.broken.is_some() {
             return false;
         }
         self.rows += 1;
         let seq = self.expected.seq + 1;
-        if row.seq != seq || row.prev != self.expected.hash || row.hash != row.computed_hash() {
+        if row.seq != seq || row.prev != self.expected.hash || row.hash != computed_hash {
             self.broken = Some(seq);
             return false;
         }

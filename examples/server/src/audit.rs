@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::AppState;
 use crate::error::{ApiError, body_response};
 use crate::handlers::{Bearer, as_partner};
-use crate::input::{Query, contact_id};
+use crate::input::Query;
 
 /// The largest `after`: a `seq` is a signed 64-bit integer in the stores.
 const MAX_AFTER: u64 = i64::MAX as u64;
@@ -33,9 +33,10 @@ fn integer(value: Option<&str>, name: &str, min: u64, max: u64, default: u64) ->
 
 fn audit_input(query: Option<&str>) -> Result<(Option<ContactId>, u64, usize), ApiError> {
     let q = Query::parse(query)?;
+    // Optional, but when given it must be a contact id: an empty value is not "all contacts".
     let contact = match q.get("contactId")? {
-        None | Some("") => None,
-        given => Some(contact_id(given)?),
+        None => None,
+        Some(given) => Some(ContactId::parse(given).map_err(ApiError)?),
     };
     let after = integer(q.get("after")?, "after", 0, MAX_AFTER, 0)?;
     let limit = integer(q.get("limit")?, "limit", 1, MAX_PAGE as u64, DEFAULT_PAGE as u64)?;

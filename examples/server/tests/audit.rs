@@ -90,6 +90,7 @@ async fn bad_parameters_are_400_naming_them() {
         ("after=1e3", after),
         ("after=9223372036854775808", after),
         ("contactId=nope", "contactId must be a UUID"),
+        ("contactId=", "contactId must be a UUID"),
         ("limit=1&limit=2", "duplicate field: limit"),
     ] {
         server.get(&format!("/v1/audit?{query}"), Some(&key)).await.assert_error(400, message);
