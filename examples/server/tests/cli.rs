@@ -692,3 +692,20 @@ async fn the_jwt_secret_comes_from_a_file_and_the_command_line_is_warned_about()
     let stderr = refused(&db, &["--jwt-secret-file", secret_file.to_str().unwrap()]);
     assert!(stderr.contains(&format!("JWT secret file {} is empty", secret_file.display())), "{stderr}");
 }
+
+/// A metrics address that cannot be bound refuses the start, naming the address; nothing of
+/// the public listener is left serving.
+#[test]
+fn a_metrics_listener_that_cannot_bind_refuses_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    let out = run(&["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0", "--metrics-listen", &address]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("cannot listen for metrics on {address}: ")), "{stderr}");
+    let out = run(&["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0", "--metrics-listen", "not-an-address"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen for metrics on not-an-address: "));
+}
