@@ -32,8 +32,9 @@
  *   token RAMPART_STATUS_SESSION_EXPIRED and a publishable key
  *   RAMPART_STATUS_PARTNER_NOT_FOUND. Strings are NUL-terminated; inputs are copied, never
  *   kept.
- * - JSON. Compound results (orders, pages of orders, widget sessions, validations) are compact
- *   JSON text in the shape the HTTP API gives them, with its field names (orderId, createdAt).
+ * - JSON. Compound results (orders, pages of orders, widget sessions, validations, pages of the
+ *   audit trail, chain reports) are compact JSON text in the shape the HTTP API gives them,
+ *   with its field names (orderId, createdAt, partnerId).
  * - Strings. Every char* the library returns is a library string: free it with
  *   rampart_string_free() (which overwrites it with zeros first), exactly once, never with
  *   free(). const char* results (status messages and names) are static.
@@ -914,8 +915,9 @@ rampart_status rampart_service_authenticate(const struct rampart_service *servic
                                             bool *out_legacy_jwt);
 
 /**
- * Replace a partner's secret and publishable keys: an operator action, written to the audit
- * log under `operator` (who acts; non-empty, no control characters) before it takes effect.
+ * Replace a partner's secret and publishable keys: an operator action, written to the partner's
+ * audit trail (`partner.keys_rotated`, actor `operator:<operator>`; who acts: non-empty, no
+ * control characters) in the same transaction as the change.
  * The old keys stop working at once on this handle.
  *
  * Errors: `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INVALID_INPUT`,
@@ -1047,7 +1049,8 @@ rampart_status rampart_service_widget_approved(const struct rampart_service *ser
 
 /**
  * Mark (`passed` true) or unmark a contact as KYC-passed: an operator action, audit-logged
- * under `operator_name`. 2FA is then required for the contact unless the partner has a waiver.
+ * under `operator_name` (`kyc.marked` / `kyc.unmarked`; `rampart_service_audit_events` reads
+ * the trail). 2FA is then required for the contact unless the partner has a waiver.
  *
  * Errors: the id statuses, `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INVALID_INPUT`
  * (operator name), `RAMPART_STATUS_INTERNAL`. Threading: thread-safe on a shared handle.
@@ -1065,7 +1068,8 @@ rampart_status rampart_service_set_kyc_passed(const struct rampart_service *serv
 
 /**
  * Waive (`waived` true) or restore the KYC 2FA requirement for a partner: an operator action,
- * audit-logged under `operator_name`. Errors and threading as `rampart_service_set_kyc_passed`.
+ * audit-logged under `operator_name` (`partner.waiver_set` / `partner.waiver_cleared`). Errors
+ * and threading as `rampart_service_set_kyc_passed`.
  *
  * Ownership: the strings are copied, never kept; nothing to free.
  *
@@ -1079,8 +1083,8 @@ rampart_status rampart_service_set_2fa_waiver(const struct rampart_service *serv
 
 /**
  * Approve (`approved` true) or withdraw the approval of a partner's production widget: an
- * operator action, audit-logged under `operator_name` (`partner.approve_widget` /
- * `partner.unapprove_widget`). Until approved a production widget page explains it and the
+ * operator action, audit-logged under `operator_name` (`widget.approved` /
+ * `widget.unapproved`). Until approved a production widget page explains it and the
  * loader reports `not_approved`; sandbox widgets need no approval. Errors and threading as
  * `rampart_service_set_kyc_passed`.
  *
@@ -1096,8 +1100,8 @@ rampart_status rampart_service_set_widget_approval(const struct rampart_service 
 
 /**
  * Clear a contact's failure count, lifting a lock (`RAMPART_STATUS_LOCKED`) or a throttle: an
- * operator action, audit-logged under `operator_name`, never a partner call. Errors and
- * threading as `rampart_service_set_kyc_passed`.
+ * operator action, audit-logged under `operator_name` (`2fa.unlocked`, `details.failures` the
+ * count before), never a partner call. Errors and threading as `rampart_service_set_kyc_passed`.
  *
  * Ownership: the strings are copied, never kept; nothing to free.
  *
@@ -1112,7 +1116,7 @@ rampart_status rampart_service_reset_lock(const struct rampart_service *service,
 /**
  * Re-seal every stored secret under the newest master key (after a line with a higher id was
  * added to the key file), so older keys can then be removed: an operator action, audit-logged
- * under `operator_name` once per partner changed. Each contact is re-sealed in its own atomic
+ * under `operator_name` once per partner changed (`keys.rewrapped`, `details.keyId`). Each contact is re-sealed in its own atomic
  * update, so it may run while other threads serve; a second run changes nothing.
  *
  * Errors: `RAMPART_STATUS_INVALID_INPUT` (operator name), `RAMPART_STATUS_INTERNAL`.
@@ -1373,6 +1377,76 @@ rampart_status rampart_service_contact_by_email(const struct rampart_service *se
                                                 const char *partner_id,
                                                 const char *email,
                                                 char **out_contact_id);
+
+/**
+ * A page of a partner's audit trail (SPEC section 9.1), oldest first, as compact JSON:
+ * `{"events":[row, ...],"next":<seq>}`. A row is `{"seq","id","at","partnerId","contactId",
+ * "actor","event","details","prev","hash"}`: `seq` counts 1, 2, ... per partner, `at` is RFC
+ * 3339 UTC with milliseconds, `contactId` a UUID or null, `actor` `partner`, `operator:<name>`,
+ * `contact`, `member:<id>` or `system`, `event` a name such as `2fa.enabled`, `details` a JSON
+ * object, `hash` the hex SHA-256 of the RFC 8785 canonical JSON of the other nine members and
+ * `prev` the previous row's `hash` (64 zeros for `seq` 1). The page holds the rows with `seq`
+ * greater than `after` (0: from the start), only those about `contact_id` unless it is NULL, at
+ * most `limit` (1 to 500); `next` is the `seq` to pass as `after` for the next page, or null on
+ * the last.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` ("limit must be an integer from 1 to 500", "after must
+ * be an integer from 0 to 9223372036854775807", "partnerId must be a UUID", NULL or not UTF-8
+ * arguments), `RAMPART_STATUS_CONTACT_ID_INVALID` (a `contact_id` that is not a UUID, "" and
+ * bytes that are not UTF-8 included), `RAMPART_STATUS_PARTNER_NOT_FOUND`,
+ * `RAMPART_STATUS_INTERNAL` (storage).
+ *
+ * Ownership: on success `*out_json` receives a library string freed with
+ * `rampart_string_free`. Threading: thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid: strings NUL-terminated, `out_json` writable.
+ */
+rampart_status rampart_service_audit_events(const struct rampart_service *service,
+                                            const char *partner_id,
+                                            const char *contact_id,
+                                            uint64_t after,
+                                            uint32_t limit,
+                                            char **out_json);
+
+/**
+ * Check the audit chain of one partner, or of every partner when `partner_id` is NULL (in
+ * partner id order): each row's `seq`, `prev` and `hash`, and the head kept with the partner.
+ * The result is compact JSON, `[{"partnerId","rows","firstBadSeq"}, ...]`: `rows` checked, and
+ * `firstBadSeq` null when the chain holds, else the first `seq` whose hash or link is wrong
+ * (one past the last row when rows are missing from the end). A broken chain is a result,
+ * not an error.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` ("partnerId must be a UUID", not UTF-8, NULL
+ * `service` or `out_json`), `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INTERNAL`.
+ *
+ * Ownership: on success `*out_json` receives a library string freed with
+ * `rampart_string_free`. Threading: thread-safe on a shared handle; it reads every row of the
+ * chains it checks, so it takes time on a long trail.
+ *
+ * # Safety
+ * Pointers are NULL or valid: `partner_id` NUL-terminated, `out_json` writable.
+ */
+rampart_status rampart_service_verify_audit(const struct rampart_service *service,
+                                            const char *partner_id,
+                                            char **out_json);
+
+/**
+ * The service's metrics (SPEC section 9.2) as Prometheus text (exposition format 0.0.4), for a
+ * partner backend to serve on its own route: 2FA attempts by operation, factor and result,
+ * their durations, state transitions, store errors and the audit trail's rows by event. The
+ * counts are this handle's own, never shared with another handle in the process; the audit
+ * gauge is read from the store (at most once a minute).
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL `service` or `out_text`).
+ *
+ * Ownership: on success `*out_text` receives a library string freed with
+ * `rampart_string_free`. Threading: thread-safe on a shared handle.
+ *
+ * # Safety
+ * `service` is NULL or a live handle; `out_text` NULL or writable.
+ */
+rampart_status rampart_service_metrics_text(const struct rampart_service *service, char **out_text);
 
 /**
  * Generate a new 20-byte TOTP secret from the OS CSPRNG, with everything a user needs to

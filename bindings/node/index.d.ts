@@ -135,7 +135,7 @@ export declare class Service {
   widgetOrigins(partnerId: string): Promise<Array<string>>
   /**
    * An operator action: approve (or withdraw the approval of) the partner's production widget,
-   * audit-logged (`partner.approve_widget` / `partner.unapprove_widget`).
+   * audit-logged (`widget.approved` / `widget.unapproved`).
    */
   setWidgetApproval(partnerId: string, approved: boolean, operator: string): Promise<void>
   /**
@@ -210,7 +210,24 @@ export declare class Service {
    * `contact_not_found` when it never did).
    */
   contactByEmail(partnerId: string, email: string): Promise<string>
-  auditLog(): Promise<Array<AuditEvent>>
+  /**
+   * A page of the partner's audit chain, oldest first: rows with `seq` after `after` (default
+   * 0, the start), only those about `contactId` unless it is null, at most `limit` (1 to 500,
+   * default 100). Pass the page's `next` as `after` for the next page.
+   */
+  auditEvents(partnerId: string, contactId?: string | null, after?: number | null, limit?: number | null): Promise<AuditPage>
+  /**
+   * Checks the audit chain of one partner, or of every partner when `partnerId` is null (in
+   * partner id order): each row's `seq`, `prev` and `hash`, and the head kept with the
+   * partner. A broken chain is a report (`firstBadSeq`), not a rejection.
+   */
+  verifyAudit(partnerId?: string | null): Promise<Array<ChainReport>>
+  /**
+   * This service's metrics as Prometheus text (SPEC section 9.2), to serve on a route of
+   * your own. The counts are this instance's, never shared with another `Service`. A Promise:
+   * it may read the store (the audit gauge).
+   */
+  metricsText(): Promise<string>
 }
 
 /**
@@ -226,13 +243,34 @@ export interface AddressCheck {
   message?: string
 }
 
-/** One operator action from the audit log. */
-export interface AuditEvent {
-  at: number
-  operator: string
-  action: string
+/**
+ * One page of a partner's audit chain; pass `next` as `after` for the next page (`null` on the
+ * last one).
+ */
+export interface AuditPage {
+  events: Array<AuditRow>
+  next: number | null
+}
+
+/**
+ * One row of a partner's audit chain, oldest first in a page. `at` is RFC 3339 UTC with
+ * milliseconds; `actor` is `partner`, `operator:<name>`, `contact`, `member:<id>` or `system`;
+ * `hash` is the hex SHA-256 of the RFC 8785 canonical JSON of the other members (`seq`, `id`,
+ * `at`, `partnerId`, `contactId`, `actor`, `event`, `details`, `prev`), and `prev` the previous
+ * row's `hash` (64 zeros for `seq` 1).
+ */
+export interface AuditRow {
+  seq: number
+  id: string
+  at: string
   partnerId: string
-  contactId?: string
+  contactId: string | null
+  actor: string
+  event: string
+  /** A plain object of enums, counts, ids and times (`{ failures: 100 }`, `{ method: 'token' }`). */
+  details: Record<string, unknown>
+  prev: string
+  hash: string
 }
 
 /** Who a bearer value authenticated, and how (`"secretKey"` or `"legacyJwt"`). */
@@ -243,6 +281,17 @@ export interface Authenticated {
 
 /** The canonical custom URL of the options; throws `options_invalid` when they have errors. */
 export declare function buildUrl(options: Record<string, unknown>, settings?: WidgetSettings | null): string
+
+/**
+ * The verdict on one partner's audit chain: `rows` checked, and `firstBadSeq` `null` when the
+ * chain holds, else the first `seq` whose hash or link is wrong (one past the last row when
+ * rows are missing from the end).
+ */
+export interface ChainReport {
+  partnerId: string
+  rows: number
+  firstBadSeq: number | null
+}
 
 /**
  * Checks a list of embedding origins for `environment` (`"sandbox"` or `"production"`);

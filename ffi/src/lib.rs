@@ -24,8 +24,8 @@
 //!   400), a bearer credential, widget session token or publishable key that is not UTF-8 a bad
 //!   one (`unauthorized`, `session_expired`, `partner_not_found`), a URL `url_invalid`, an
 //!   address `address_bad_character`.
-//! - Compound results (orders, widget sessions, validations) are JSON text in the HTTP API's
-//!   shape (`checkout.rs`).
+//! - Compound results (orders, widget sessions, validations, audit pages) are JSON text in the
+//!   HTTP API's shape (`checkout.rs`, `audit.rs`).
 //! - Opaque handles have one constructor family and one `_free`; `_free(NULL)` is a no-op.
 //! - Strings the library returns are freed only by `rampart_string_free`, which zeroizes them.
 //! - Every body runs inside the panic boundary in `boundary.rs`; no panic unwinds into C.
@@ -48,6 +48,8 @@ pub mod strings;
 pub mod service;
 
 pub mod checkout;
+
+pub mod audit;
 
 pub mod totp;
 

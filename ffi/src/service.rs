@@ -764,8 +764,9 @@ pub unsafe extern "C" fn rampart_service_authenticate(
     })
 }
 
-/// Replace a partner's secret and publishable keys: an operator action, written to the audit
-/// log under `operator` (who acts; non-empty, no control characters) before it takes effect.
+/// Replace a partner's secret and publishable keys: an operator action, written to the partner's
+/// audit trail (`partner.keys_rotated`, actor `operator:<operator>`; who acts: non-empty, no
+/// control characters) in the same transaction as the change.
 /// The old keys stop working at once on this handle.
 ///
 /// Errors: `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INVALID_INPUT`,
@@ -1004,7 +1005,8 @@ pub unsafe extern "C" fn rampart_service_widget_approved(
 // ---------------------------------------------------------------------------------------------
 
 /// Mark (`passed` true) or unmark a contact as KYC-passed: an operator action, audit-logged
-/// under `operator_name`. 2FA is then required for the contact unless the partner has a waiver.
+/// under `operator_name` (`kyc.marked` / `kyc.unmarked`; `rampart_service_audit_events` reads
+/// the trail). 2FA is then required for the contact unless the partner has a waiver.
 ///
 /// Errors: the id statuses, `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INVALID_INPUT`
 /// (operator name), `RAMPART_STATUS_INTERNAL`. Threading: thread-safe on a shared handle.
@@ -1031,7 +1033,8 @@ pub unsafe extern "C" fn rampart_service_set_kyc_passed(
 }
 
 /// Waive (`waived` true) or restore the KYC 2FA requirement for a partner: an operator action,
-/// audit-logged under `operator_name`. Errors and threading as `rampart_service_set_kyc_passed`.
+/// audit-logged under `operator_name` (`partner.waiver_set` / `partner.waiver_cleared`). Errors
+/// and threading as `rampart_service_set_kyc_passed`.
 ///
 /// Ownership: the strings are copied, never kept; nothing to free.
 ///
@@ -1054,8 +1057,8 @@ pub unsafe extern "C" fn rampart_service_set_2fa_waiver(
 }
 
 /// Approve (`approved` true) or withdraw the approval of a partner's production widget: an
-/// operator action, audit-logged under `operator_name` (`partner.approve_widget` /
-/// `partner.unapprove_widget`). Until approved a production widget page explains it and the
+/// operator action, audit-logged under `operator_name` (`widget.approved` /
+/// `widget.unapproved`). Until approved a production widget page explains it and the
 /// loader reports `not_approved`; sandbox widgets need no approval. Errors and threading as
 /// `rampart_service_set_kyc_passed`.
 ///
@@ -1080,8 +1083,8 @@ pub unsafe extern "C" fn rampart_service_set_widget_approval(
 }
 
 /// Clear a contact's failure count, lifting a lock (`RAMPART_STATUS_LOCKED`) or a throttle: an
-/// operator action, audit-logged under `operator_name`, never a partner call. Errors and
-/// threading as `rampart_service_set_kyc_passed`.
+/// operator action, audit-logged under `operator_name` (`2fa.unlocked`, `details.failures` the
+/// count before), never a partner call. Errors and threading as `rampart_service_set_kyc_passed`.
 ///
 /// Ownership: the strings are copied, never kept; nothing to free.
 ///
@@ -1120,7 +1123,7 @@ pub struct rampart_rewrap_report {
 
 /// Re-seal every stored secret under the newest master key (after a line with a higher id was
 /// added to the key file), so older keys can then be removed: an operator action, audit-logged
-/// under `operator_name` once per partner changed. Each contact is re-sealed in its own atomic
+/// under `operator_name` once per partner changed (`keys.rewrapped`, `details.keyId`). Each contact is re-sealed in its own atomic
 /// update, so it may run while other threads serve; a second run changes nothing.
 ///
 /// Errors: `RAMPART_STATUS_INVALID_INPUT` (operator name), `RAMPART_STATUS_INTERNAL`.

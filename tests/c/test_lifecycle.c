@@ -1,5 +1,6 @@
 /* The C ABI end to end: every row of the 2FA lifecycle table (SPEC section 2), every error kind
  * a call can produce, partners and keys, widget settings and embedding origins, the KYC rule,
+ * the audit trail (each row's hash recomputed here) and metrics,
  * NULL and non-UTF-8 arguments (each the field's own status, as in every language), unknown
  * partners, out-pointers left alone on failure, `_free(NULL)`, and the SQLite store with its
  * master key file checks. */
@@ -478,8 +479,8 @@ static void test_partners_and_settings(void) {
 
 /* Who may embed the widget (SPEC section 6.2): origins in and out as JSON arrays, canonical,
  * at most 20, https only in production, errors naming the index, text that is not valid Unicode
- * (bytes that are not UTF-8, a lone \uD800 escape) that item's 400; the operator's approval.
- * (The audit log has no C reader: its entries are checked by the Rust, Python and Node tests.) */
+ * (bytes that are not UTF-8, a lone \uD800 escape) that item's 400; the operator's approval
+ * (its audit rows are read back in test_audit_trail). */
 static void expect_invalid(rampart_status got, const char *message) {
     EXPECT(RAMPART_STATUS_INVALID_INPUT, got);
     if (strcmp(last_message(), message) != 0) fprintf(stderr, "  want \"%s\", got \"%s\"\n", message, last_message());
@@ -884,6 +885,380 @@ static void test_sqlite(const char *dir) {
     unlink(side);
 }
 
+/* The audit trail (SPEC section 9.1) and metrics (9.2): pages read back row by row in the core's
+ * member order, every row's hash recomputed here (SHA-256 below, the RFC 8785 canonical JSON
+ * built by hand), each `prev` the previous row's hash, paging with `after` and `next`, the
+ * contact filter, the chain reports, and each handle's own metrics. */
+
+/* SHA-256 (FIPS 180-4), written out so the check does not trust the library it checks. */
+static const uint32_t SHA_K[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+static uint32_t rotr(uint32_t x, unsigned n) { return (x >> n) | (x << (32 - n)); }
+
+static void sha256_block(uint32_t h[8], const unsigned char block[64]) {
+    uint32_t w[64];
+    for (int i = 0; i < 16; i++) {
+        w[i] = (uint32_t)block[4 * i] << 24 | (uint32_t)block[4 * i + 1] << 16 | (uint32_t)block[4 * i + 2] << 8 |
+               (uint32_t)block[4 * i + 3];
+    }
+    for (int i = 16; i < 64; i++) {
+        uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
+    for (int i = 0; i < 64; i++) {
+        uint32_t t1 = k + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + SHA_K[i] + w[i];
+        uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+        k = g;
+        g = f;
+        f = e;
+        e = d + t1;
+        d = c;
+        c = b;
+        b = a;
+        a = t1 + t2;
+    }
+    h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += k;
+}
+
+/* Lowercase hex SHA-256 of `len` bytes into `hex` (65 bytes). */
+static void sha256_hex(const char *data, size_t len, char hex[65]) {
+    uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    unsigned char block[64];
+    size_t done = 0;
+    for (; len - done >= 64; done += 64) sha256_block(h, (const unsigned char *)data + done);
+    size_t rest = len - done;
+    memset(block, 0, sizeof block);
+    memcpy(block, data + done, rest);
+    block[rest] = 0x80;
+    if (rest >= 56) {
+        sha256_block(h, block);
+        memset(block, 0, sizeof block);
+    }
+    uint64_t bits = (uint64_t)len * 8;
+    for (int i = 0; i < 8; i++) block[63 - i] = (unsigned char)(bits >> (8 * i));
+    sha256_block(h, block);
+    for (int i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", h[i]);
+}
+
+/* One audit row as read from the JSON, its strings unescaped (the test's values have no
+ * escapes: a row holding one fails the read). `details` is the object's raw JSON text. */
+struct audit_row {
+    unsigned long long seq;
+    char id[40], at[32], partner[40], contact[40], actor[64], event[64], details[128], prev[65], hash[65];
+    bool has_contact;
+};
+
+static const char *expect_text(const char *p, const char *text) {
+    if (strncmp(p, text, strlen(text)) != 0) fprintf(stderr, "  want %s at: %.60s\n", text, p);
+    assert(strncmp(p, text, strlen(text)) == 0);
+    return p + strlen(text);
+}
+
+static const char *read_text(const char *p, char *out, size_t cap) {
+    p = expect_text(p, "\"");
+    size_t n = 0;
+    while (*p != '"') {
+        assert(*p != '\\' && *p != '\0' && n + 1 < cap);
+        out[n++] = *p++;
+    }
+    out[n] = '\0';
+    return p + 1;
+}
+
+/* A JSON object copied as it stands (nested objects counted; no escapes, as above). */
+static const char *read_object(const char *p, char *out, size_t cap) {
+    assert(*p == '{');
+    size_t n = 0;
+    int depth = 0;
+    bool in_text = false;
+    do {
+        assert(*p != '\0' && *p != '\\' && n + 1 < cap);
+        if (*p == '"') in_text = !in_text;
+        if (!in_text && *p == '{') depth++;
+        if (!in_text && *p == '}') depth--;
+        out[n++] = *p++;
+    } while (depth > 0);
+    out[n] = '\0';
+    return p;
+}
+
+/* One row, its members exactly in the core's order. Returns the text after it. */
+static const char *read_row(const char *p, struct audit_row *row) {
+    char *end = NULL;
+    p = expect_text(p, "{\"seq\":");
+    row->seq = strtoull(p, &end, 10);
+    assert(end != p);
+    p = read_text(expect_text(end, ",\"id\":"), row->id, sizeof row->id);
+    p = read_text(expect_text(p, ",\"at\":"), row->at, sizeof row->at);
+    p = read_text(expect_text(p, ",\"partnerId\":"), row->partner, sizeof row->partner);
+    p = expect_text(p, ",\"contactId\":");
+    row->has_contact = *p != 'n';
+    if (row->has_contact) {
+        p = read_text(p, row->contact, sizeof row->contact);
+    } else {
+        p = expect_text(p, "null");
+        row->contact[0] = '\0';
+    }
+    p = read_text(expect_text(p, ",\"actor\":"), row->actor, sizeof row->actor);
+    p = read_text(expect_text(p, ",\"event\":"), row->event, sizeof row->event);
+    p = read_object(expect_text(p, ",\"details\":"), row->details, sizeof row->details);
+    p = read_text(expect_text(p, ",\"prev\":"), row->prev, sizeof row->prev);
+    p = read_text(expect_text(p, ",\"hash\":"), row->hash, sizeof row->hash);
+    return expect_text(p, "}");
+}
+
+/* A page: its rows (at most `cap`) and `next` (0 for null). Returns the number of rows. */
+static size_t read_page(const char *json, struct audit_row *rows, size_t cap, unsigned long long *next) {
+    const char *p = expect_text(json, "{\"events\":[");
+    size_t n = 0;
+    while (*p == '{') {
+        assert(n < cap);
+        p = read_row(p, &rows[n++]);
+        if (*p == ',') p++;
+    }
+    p = expect_text(p, "],\"next\":");
+    if (*p == 'n') {
+        p = expect_text(p, "null");
+        *next = 0;
+    } else {
+        char *end = NULL;
+        *next = strtoull(p, &end, 10);
+        assert(end != p && *next > 0);
+        p = end;
+    }
+    assert(strcmp(p, "}") == 0);
+    return n;
+}
+
+/* The hash the row must carry: hex SHA-256 of the RFC 8785 canonical JSON of its other nine
+ * members, keys sorted (the details of these rows have at most one member, so their compact
+ * text is already canonical). */
+static void check_hash(const struct audit_row *row) {
+    char contact[48], canonical[1024], hex[65];
+    snprintf(contact, sizeof contact, row->has_contact ? "\"%s\"" : "null", row->contact);
+    int n = snprintf(canonical, sizeof canonical,
+                     "{\"actor\":\"%s\",\"at\":\"%s\",\"contactId\":%s,\"details\":%s,\"event\":\"%s\",\"id\":\"%s\","
+                     "\"partnerId\":\"%s\",\"prev\":\"%s\",\"seq\":%llu}",
+                     row->actor, row->at, contact, row->details, row->event, row->id, row->partner, row->prev,
+                     row->seq);
+    assert(n > 0 && (size_t)n < sizeof canonical);
+    sha256_hex(canonical, (size_t)n, hex);
+    if (strcmp(hex, row->hash) != 0) fprintf(stderr, "  %s\n  hashes to %s, row says %s\n", canonical, hex, row->hash);
+    assert(strcmp(hex, row->hash) == 0);
+}
+
+static char *audit_page(const rampart_service *service, const char *partner, const char *contact, uint64_t after,
+                        uint32_t limit) {
+    char *json = NULL;
+    OK(rampart_service_audit_events(service, partner, contact, after, limit, &json));
+    assert(json != NULL);
+    return json;
+}
+
+static void expect_text_is(char *got, const char *want) {
+    if (strcmp(got, want) != 0) fprintf(stderr, "  want %s\n  got  %s\n", want, got);
+    assert(strcmp(got, want) == 0);
+    rampart_string_free(got);
+}
+
+static void test_audit_trail(void) {
+    /* the SHA-256 itself, on FIPS 180-4's examples (one block, two blocks) */
+    char hex[65];
+    sha256_hex("abc", 3, hex);
+    assert(strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") == 0);
+    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    sha256_hex(two, strlen(two), hex);
+    assert(strcmp(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1") == 0);
+
+    now = 1800000000; /* 2027-01-15T08:00:00Z */
+    rampart_service *service = open_manual(true);
+    char *partner = new_partner(service, NULL);
+    char *quiet = new_partner(service, NULL); /* a partner with no rows */
+    char *secret = create(service, partner, CONTACT_A);             /* 1 2fa.created */
+    enable_now(service, partner, CONTACT_A, secret);                /* 2 2fa.enabled */
+    OK(rampart_service_set_kyc_passed(service, OPERATOR, partner, CONTACT_B, true)); /* 3 kyc.marked */
+    OK(rampart_service_set_widget_approval(service, OPERATOR, partner, true));       /* 4 widget.approved */
+    assert(!verify(service, partner, CONTACT_A, "junk"));
+    OK(rampart_service_reset_lock(service, OPERATOR, partner, CONTACT_A)); /* 5 2fa.unlocked, 1 failure */
+    now += 30;
+    char *code = code_at(secret, now);
+    OK(rampart_service_disable_2fa(service, partner, CONTACT_A, code)); /* 6 2fa.disabled at +30 s */
+
+    /* the whole chain: exact rows, each hash recomputed, each prev the hash before */
+    static const struct {
+        const char *contact, *actor, *event, *details, *at;
+    } want[] = {
+        {CONTACT_A, "partner", "2fa.created", "{}", "2027-01-15T08:00:00.000Z"},
+        {CONTACT_A, "partner", "2fa.enabled", "{}", "2027-01-15T08:00:00.000Z"},
+        {CONTACT_B, "operator:" OPERATOR, "kyc.marked", "{}", "2027-01-15T08:00:00.000Z"},
+        {NULL, "operator:" OPERATOR, "widget.approved", "{}", "2027-01-15T08:00:00.000Z"},
+        {CONTACT_A, "operator:" OPERATOR, "2fa.unlocked", "{\"failures\":1}", "2027-01-15T08:00:00.000Z"},
+        {CONTACT_A, "partner", "2fa.disabled", "{\"method\":\"token\"}", "2027-01-15T08:00:30.000Z"},
+    };
+    struct audit_row rows[8], page[8];
+    unsigned long long next = 99;
+    char *json = audit_page(service, partner, NULL, 0, 500);
+    size_t n = read_page(json, rows, 8, &next);
+    rampart_string_free(json);
+    assert(n == 6 && next == 0);
+    for (size_t i = 0; i < n; i++) {
+        assert(rows[i].seq == i + 1);
+        assert(strlen(rows[i].id) == 36 && rows[i].id[14] == '4'); /* a version 4 UUID */
+        assert(strcmp(rows[i].partner, partner) == 0);
+        assert(rows[i].has_contact == (want[i].contact != NULL));
+        assert(!rows[i].has_contact || strcmp(rows[i].contact, want[i].contact) == 0);
+        assert(strcmp(rows[i].actor, want[i].actor) == 0);
+        assert(strcmp(rows[i].event, want[i].event) == 0);
+        assert(strcmp(rows[i].details, want[i].details) == 0);
+        assert(strcmp(rows[i].at, want[i].at) == 0);
+        const char *genesis = "0000000000000000000000000000000000000000000000000000000000000000";
+        const char *prev = i == 0 ? genesis : rows[i - 1].hash;
+        assert(strcmp(rows[i].prev, prev) == 0);
+        assert(strlen(rows[i].hash) == 64);
+        check_hash(&rows[i]);
+    }
+
+    /* paging: limit 2 from the start, then after each page's next; the last page's next is null */
+    unsigned long long after = 0;
+    for (int p = 0; p < 3; p++) {
+        json = audit_page(service, partner, NULL, after, 2);
+        assert(read_page(json, page, 8, &next) == 2);
+        rampart_string_free(json);
+        assert(page[0].seq == after + 1 && page[1].seq == after + 2);
+        assert(strcmp(page[1].hash, rows[after + 1].hash) == 0);
+        assert(next == (p < 2 ? after + 2 : 0));
+        after += 2;
+    }
+    json = audit_page(service, partner, NULL, 4, 500);
+    assert(read_page(json, page, 8, &next) == 2 && page[0].seq == 5 && next == 0);
+    rampart_string_free(json);
+    json = audit_page(service, partner, NULL, 6, 1);
+    expect_text_is(json, "{\"events\":[],\"next\":null}");
+    json = audit_page(service, quiet, NULL, 0, 100);
+    expect_text_is(json, "{\"events\":[],\"next\":null}");
+
+    /* the contact filter, paged too; upper case is the same contact */
+    json = audit_page(service, partner, CONTACT_A, 0, 3);
+    assert(read_page(json, page, 8, &next) == 3);
+    rampart_string_free(json);
+    assert(page[0].seq == 1 && page[1].seq == 2 && page[2].seq == 5 && next == 5);
+    json = audit_page(service, partner, "6F1C2A4E-93B1-4C55-8F1E-0B9B6A0D2C11", next, 3);
+    assert(read_page(json, page, 8, &next) == 1 && page[0].seq == 6 && next == 0);
+    rampart_string_free(json);
+    json = audit_page(service, partner, CONTACT_B, 0, 500);
+    assert(read_page(json, page, 8, &next) == 1 && page[0].seq == 3 && next == 0);
+    assert(strcmp(page[0].hash, rows[2].hash) == 0);
+    rampart_string_free(json);
+    json = audit_page(service, partner, CONTACT_E, 0, 500);
+    expect_text_is(json, "{\"events\":[],\"next\":null}");
+
+    /* bad arguments: the argument's own status and message, the out-pointer untouched */
+    json = (char *)1;
+    expect_invalid(rampart_service_audit_events(service, partner, NULL, 0, 0, &json),
+                   "limit must be an integer from 1 to 500");
+    expect_invalid(rampart_service_audit_events(service, partner, NULL, 0, 501, &json),
+                   "limit must be an integer from 1 to 500");
+    expect_invalid(rampart_service_audit_events(service, partner, NULL, 0, UINT32_MAX, &json),
+                   "limit must be an integer from 1 to 500");
+    expect_invalid(rampart_service_audit_events(service, partner, NULL, (uint64_t)INT64_MAX + 1, 10, &json),
+                   "after must be an integer from 0 to 9223372036854775807");
+    expect_invalid(rampart_service_audit_events(NULL, partner, NULL, 0, 10, &json), "service must not be NULL");
+    expect_invalid(rampart_service_audit_events(service, NULL, NULL, 0, 10, &json), "partner_id must not be NULL");
+    expect_invalid(rampart_service_audit_events(service, "acme", NULL, 0, 10, &json), "partnerId must be a UUID");
+    expect_invalid(rampart_service_audit_events(service, "\xff", NULL, 0, 10, &json),
+                   "partner_id must be valid Unicode text");
+    expect_invalid(rampart_service_audit_events(service, partner, NULL, 0, 10, NULL), "out_json must not be NULL");
+    const char *bad_contacts[] = {"", "not-a-uuid", "\xff"};
+    for (size_t i = 0; i < 3; i++) {
+        EXPECT(RAMPART_STATUS_CONTACT_ID_INVALID,
+               rampart_service_audit_events(service, partner, bad_contacts[i], 0, 10, &json));
+        assert(strcmp(last_message(), "contactId must be a UUID") == 0);
+    }
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND, rampart_service_audit_events(service, NO_PARTNER, NULL, 0, 10, &json));
+    assert(strcmp(last_message(), "Partner not found") == 0);
+    assert(rampart_status_code(RAMPART_STATUS_PARTNER_NOT_FOUND) == 404);
+    assert(json == (char *)1);
+
+    /* the chain reports: one partner, every partner (in id order), errors */
+    char want_one[160], want_quiet[160], want_all[400];
+    snprintf(want_one, sizeof want_one, "{\"partnerId\":\"%s\",\"rows\":6,\"firstBadSeq\":null}", partner);
+    snprintf(want_quiet, sizeof want_quiet, "{\"partnerId\":\"%s\",\"rows\":0,\"firstBadSeq\":null}", quiet);
+    bool partner_first = strcmp(partner, quiet) < 0;
+    snprintf(want_all, sizeof want_all, "[%s,%s]", partner_first ? want_one : want_quiet,
+             partner_first ? want_quiet : want_one);
+    OK(rampart_service_verify_audit(service, NULL, &json));
+    expect_text_is(json, want_all);
+    char want_list[200];
+    snprintf(want_list, sizeof want_list, "[%s]", want_one);
+    OK(rampart_service_verify_audit(service, partner, &json));
+    expect_text_is(json, want_list);
+    json = (char *)1;
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND, rampart_service_verify_audit(service, NO_PARTNER, &json));
+    expect_invalid(rampart_service_verify_audit(NULL, NULL, &json), "service must not be NULL");
+    expect_invalid(rampart_service_verify_audit(service, "acme", &json), "partnerId must be a UUID");
+    expect_invalid(rampart_service_verify_audit(service, "\xc3\x28", &json), "partner_id must be valid Unicode text");
+    expect_invalid(rampart_service_verify_audit(service, partner, NULL), "out_json must not be NULL");
+    assert(json == (char *)1);
+
+    char *strings[] = {partner, quiet, secret, code};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) rampart_string_free(strings[i]);
+    rampart_service_free(service);
+}
+
+/* Metrics: Prometheus text of the handle's own registry; two handles in one process count apart. */
+static void test_metrics(void) {
+    static const char ENABLED[] =
+        "\nrampart_2fa_attempts_total{operation=\"enable\",factor=\"token\",result=\"accepted\"} 1\n";
+    rampart_service *a = open_manual(true);
+    rampart_service *b = open_manual(true);
+    char *partner = new_partner(a, NULL);
+    char *secret = create(a, partner, CONTACT_A);
+    enable_now(a, partner, CONTACT_A, secret);
+    char *text = NULL;
+    OK(rampart_service_metrics_text(a, &text));
+    if (strstr(text, ENABLED) == NULL) fprintf(stderr, "%s", text);
+    assert(strstr(text, ENABLED) != NULL);
+    assert(strstr(text, "\nrampart_2fa_transitions_total{transition=\"enabled\"} 1\n") != NULL);
+    assert(strstr(text, "\nrampart_audit_events{event=\"2fa.enabled\"} 1\n") != NULL);
+    assert(strstr(text, "# TYPE rampart_2fa_attempts_total counter\n") != NULL);
+    rampart_string_free(text);
+    /* b saw none of it */
+    OK(rampart_service_metrics_text(b, &text));
+    assert(strstr(text, "rampart_2fa_attempts_total{") == NULL);
+    assert(strstr(text, "rampart_2fa_transitions_total{") == NULL);
+    assert(strstr(text, "\nrampart_build_info{") != NULL || starts_with(text, "rampart_build_info{"));
+    rampart_string_free(text);
+    /* a second enable on a's partner counts 2 there, still nothing on b */
+    char *other = create(a, partner, CONTACT_B);
+    enable_now(a, partner, CONTACT_B, other);
+    OK(rampart_service_metrics_text(a, &text));
+    assert(strstr(text, "{operation=\"enable\",factor=\"token\",result=\"accepted\"} 2\n") != NULL);
+    rampart_string_free(text);
+    OK(rampart_service_metrics_text(b, &text));
+    assert(strstr(text, "operation=\"enable\"") == NULL);
+    rampart_string_free(text);
+
+    text = (char *)1;
+    expect_invalid(rampart_service_metrics_text(NULL, &text), "service must not be NULL");
+    expect_invalid(rampart_service_metrics_text(a, NULL), "out_text must not be NULL");
+    assert(text == (char *)1);
+
+    char *strings[] = {partner, secret, other};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) rampart_string_free(strings[i]);
+    rampart_service_free(a);
+    rampart_service_free(b);
+}
+
 static void test_pure_helpers(void) {
     char *secret = NULL, *uri = NULL, *qr = NULL;
     OK(rampart_totp_new_secret("Acme", "jane@example.com", &secret, &uri, &qr));
@@ -951,6 +1326,8 @@ int main(int argc, char **argv) {
     test_config();
     test_storage_failures();
     test_sqlite(dir);
+    test_audit_trail();
+    test_metrics();
     test_pure_helpers();
     printf("test_lifecycle: all checks passed\n");
     return 0;

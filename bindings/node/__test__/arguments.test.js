@@ -80,6 +80,10 @@ test('every Service method rejects a wrong-typed argument with a message naming 
     ['is2faRequired', [p, c], 1, 'contactId', 'must be a string'],
     ['mayPurchase', [p, c], 0, 'partnerId', 'must be a string'],
     ['contactsRequiring2fa', [p], 0, 'partnerId', 'must be a string'],
+    ['auditEvents', [p, c, 0, 10], 0, 'partnerId', 'must be a string'],
+    ['auditEvents', [p, c, 0, 10], 1, 'contactId', 'must be a string'],
+    ['auditEvents', [p, c, 0, 10], 3, 'limit', 'must be an integer from 1 to 500'],
+    ['verifyAudit', [p], 0, 'partnerId', 'must be a string'],
   ]
   for (const [method, good, at, field, rule] of cases) {
     for (const bad of LEAKY) {

@@ -1,5 +1,6 @@
 // Shared setup: a service on a manual clock, a partner, a contact, and codes computed by
-// otplib (an independent implementation).
+// otplib (an independent implementation); the audit chain rule (SPEC section 9.1) computed here,
+// independently of the library.
 'use strict'
 
 const assert = require('node:assert/strict')
@@ -61,4 +62,51 @@ function wrong(right) {
   return right === '000000' ? '000001' : '000000'
 }
 
-module.exports = { rampart, START, code, setup, enabled, rejects, throws, isRampartError, wrong, loadVectors, VECTORS }
+// `prev` of a partner's first audit row.
+const GENESIS = '0'.repeat(64)
+
+// RFC 8785 (JCS) for what an audit row holds (strings, integers, null, arrays and objects of
+// them): object keys sorted by UTF-16 code units (JavaScript's default sort), at every depth;
+// JSON.stringify writes no white space and ECMAScript's number and string forms, as JCS does.
+function canonical(value) {
+  if (Array.isArray(value)) return value.map(canonical)
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical(value[k])]))
+  }
+  return value
+}
+
+// What `row.hash` must be: hex SHA-256 of the canonical JSON of exactly nine members.
+function auditHash(row) {
+  const { seq, id, at, partnerId, contactId, actor, event, details, prev } = row
+  const members = { seq, id, at, partnerId, contactId, actor, event, details, prev }
+  return crypto.createHash('sha256').update(JSON.stringify(canonical(members)), 'utf8').digest('hex')
+}
+
+// A whole chain from its start: seq 1, 2, ...; each hash recomputed; each prev the hash before.
+function assertChain(rows) {
+  let prev = GENESIS
+  rows.forEach((row, i) => {
+    assert.equal(row.seq, i + 1)
+    assert.equal(row.prev, prev, `row ${row.seq}: prev`)
+    assert.equal(row.hash, auditHash(row), `row ${row.seq}: hash`)
+    prev = row.hash
+  })
+}
+
+module.exports = {
+  rampart,
+  START,
+  code,
+  setup,
+  enabled,
+  rejects,
+  throws,
+  isRampartError,
+  wrong,
+  loadVectors,
+  VECTORS,
+  GENESIS,
+  auditHash,
+  assertChain,
+}

@@ -171,7 +171,17 @@ test('locked after 100 failures until an operator reset', async () => {
   await rejects(t.service.verify2fa(t.partner, t.contact, code(manual, t.clock.now)), 'locked', 423, '2FA is locked after too many failed attempts')
   await t.service.resetLock(t.partner, t.contact, 'ops')
   assert.equal(await t.service.verify2fa(t.partner, t.contact, code(manual, t.clock.now)), true)
-  assert.deepEqual((await t.service.auditLog()).map((e) => e.action), ['contact.reset_lock'])
+  // The partner's own create and enable, the lock at the 100th failure, the operator's reset.
+  const { events } = await t.service.auditEvents(t.partner)
+  assert.deepEqual(
+    events.map((r) => [r.actor, r.event, r.contactId, r.details]),
+    [
+      ['partner', '2fa.created', t.contact, {}],
+      ['partner', '2fa.enabled', t.contact, {}],
+      ['partner', '2fa.locked', t.contact, { failures: 100 }],
+      ['operator:ops', '2fa.unlocked', t.contact, { failures: 100 }],
+    ],
+  )
 })
 
 test('contacts are scoped to their partner', async () => {
@@ -239,7 +249,15 @@ test('rewrapSecrets moves every secret to the newest key of the key file', async
   const b = new rampart.Service(db, null, clock)
   assert.deepEqual(await b.rewrapSecrets('ops'), { keyId: 9, examined: 1, rewrapped: 1, unopenable: 0 })
   assert.deepEqual(await b.rewrapSecrets('ops'), { keyId: 9, examined: 1, rewrapped: 0, unopenable: 0 })
-  assert.deepEqual((await b.auditLog()).map((e) => e.action), ['keys.rewrap'])
+  // One row for the partner whose secret moved; the second run changed nothing.
+  assert.deepEqual(
+    (await b.auditEvents(p)).events.map((r) => [r.actor, r.event, r.contactId, r.details]),
+    [
+      ['partner', '2fa.created', contact, {}],
+      ['partner', '2fa.enabled', contact, {}],
+      ['operator:ops', 'keys.rewrapped', null, { keyId: 9 }],
+    ],
+  )
   await rejects(b.rewrapSecrets(''), 'invalid_input', 400, 'operator must name who acts, without control characters')
   await rejects(b.rewrapSecrets(42), 'invalid_input', 400, 'operator must be a string')
   b.close()

@@ -72,12 +72,14 @@ test('at most 20 origins, none twice, nothing but origins', async () => {
 })
 
 test('an unknown partner is partner_not_found', async () => {
-  const { service } = await setup()
+  const { service, partner } = await setup()
   const nobody = crypto.randomUUID()
   await rejects(service.setWidgetOrigins(nobody, ['https://a.example']), ...PARTNER_NOT_FOUND)
   await rejects(service.widgetOrigins(nobody), ...PARTNER_NOT_FOUND)
   await rejects(service.setWidgetApproval(nobody, true, 'ops'), ...PARTNER_NOT_FOUND)
-  assert.deepEqual(await service.auditLog(), [])
+  await rejects(service.auditEvents(nobody), ...PARTNER_NOT_FOUND)
+  // Only the setup's partner exists, and nothing was recorded for it.
+  assert.deepEqual(await service.verifyAudit(), [{ partnerId: partner, rows: 0, firstBadSeq: null }])
 })
 
 test('the approval shows on the partner and is audit-logged', async () => {
@@ -89,13 +91,19 @@ test('the approval shows on the partner and is audit-logged', async () => {
   assert.equal(p.twoFactorWaived, false)
   await service.setWidgetApproval(partner, false, 'ops@example.com')
   assert.equal((await service.partner(partner)).widgetApproved, false)
-  assert.deepEqual(await service.auditLog(), [
-    { at: START, operator: 'ops@example.com', action: 'partner.approve_widget', partnerId: partner },
-    { at: START, operator: 'ops@example.com', action: 'partner.unapprove_widget', partnerId: partner },
-  ])
+  const at = '2023-11-14T22:13:20.000Z' // START, 1_700_000_000
+  assert.equal(new Date(at).getTime(), START * 1000)
+  const { events } = await service.auditEvents(partner)
+  assert.deepEqual(
+    events.map((r) => [r.seq, r.actor, r.event, r.partnerId, r.contactId, r.at, r.details]),
+    [
+      [1, 'operator:ops@example.com', 'widget.approved', partner, null, at, {}],
+      [2, 'operator:ops@example.com', 'widget.unapproved', partner, null, at, {}],
+    ],
+  )
   await rejects(service.setWidgetApproval(partner, 'yes', 'ops'), ...invalid('approved must be a boolean'))
   await rejects(service.setWidgetApproval(partner, true, '\ud800'), ...invalid('operator must be valid Unicode text'))
-  assert.equal((await service.auditLog()).length, 2)
+  assert.equal((await service.auditEvents(partner)).events.length, 2)
 })
 
 test('checkOrigins', () => {

@@ -13,7 +13,7 @@ const net = require('node:net')
 const path = require('node:path')
 const util = require('node:util')
 
-const { rampart, START, code, isRampartError } = require('./helpers')
+const { rampart, START, code, isRampartError, assertChain } = require('./helpers')
 
 const KEY = Buffer.from(Array.from({ length: 32 }, (_, i) => i))
 const PASSWORD = 'Pg-s3cret-9d1f' // trust authentication ignores it; it must never be shown
@@ -95,10 +95,19 @@ test('two services on one database share partners, codes and keys', async () => 
   const rotated = await a.rotateKeys(partner, 'ops@example.com')
   await assert.rejects(b.authenticate(credentials.secretKey), (err) => err.code === 'unauthorized' && err.status === 401)
   assert.equal((await b.authenticate(rotated.secretKey)).partnerId, partner)
+  // One chain in the shared database, the same through either service, and intact.
+  const chain = await a.auditEvents(partner)
+  assert.deepEqual(await b.auditEvents(partner), chain)
   assert.deepEqual(
-    (await b.auditLog()).map((e) => e.action),
-    (await a.auditLog()).map((e) => e.action),
+    chain.events.map((r) => [r.actor, r.event]),
+    [
+      ['partner', '2fa.created'],
+      ['partner', '2fa.enabled'],
+      ['operator:ops@example.com', 'partner.keys_rotated'],
+    ],
   )
+  assertChain(chain.events)
+  assert.deepEqual(await b.verifyAudit(partner), [{ partnerId: partner, rows: 3, firstBadSeq: null }])
   a.close()
   b.close()
 

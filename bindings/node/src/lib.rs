@@ -5,6 +5,7 @@
 // see every exported function as unused.
 #![cfg_attr(test, allow(dead_code))]
 
+mod audit;
 mod checkout;
 mod convert;
 mod errors;

@@ -12,6 +12,7 @@ use rampart_core::{
     Service as CoreService, SqliteStore, Store, Verification,
 };
 
+use crate::audit::{AuditPage, ChainReport, audit_query, opt_partner_arg};
 use crate::checkout::{
     OpenedSession, Order, OrderPage, SessionState, SignInCode, order_arg, order_request, orders_options,
     publishable_key_arg, session_arg,
@@ -202,17 +203,6 @@ pub struct Partner {
 pub struct Authenticated {
     pub partner_id: String,
     pub method: String,
-}
-
-/// One operator action from the audit log.
-#[napi(object)]
-#[derive(Debug)]
-pub struct AuditEvent {
-    pub at: f64,
-    pub operator: String,
-    pub action: String,
-    pub partner_id: String,
-    pub contact_id: Option<String>,
 }
 
 /// What `rewrapSecrets` did: every secret the key ring opens is now sealed under `keyId`;
@@ -637,7 +627,7 @@ impl Service {
     }
 
     /// An operator action: approve (or withdraw the approval of) the partner's production widget,
-    /// audit-logged (`partner.approve_widget` / `partner.unapprove_widget`).
+    /// audit-logged (`widget.approved` / `widget.unapproved`).
     #[napi(ts_args_type = "partnerId: string, approved: boolean, operator: string", ts_return_type = "Promise<void>")]
     pub fn set_widget_approval(
         &self,
@@ -988,19 +978,42 @@ impl Service {
         })
     }
 
-    #[napi(ts_return_type = "Promise<Array<AuditEvent>>")]
-    pub fn audit_log(&self) -> AsyncTask<Call<Vec<AuditEvent>>> {
-        self.call(|s| {
-            Ok(s.audit_log()?
-                .into_iter()
-                .map(|e| AuditEvent {
-                    at: e.at as f64,
-                    operator: e.operator,
-                    action: e.action,
-                    partner_id: e.partner_id.to_string(),
-                    contact_id: e.contact_id.map(|c| c.to_string()),
-                })
-                .collect())
+    // ---- the audit trail and metrics (SPEC section 9) ----
+
+    /// A page of the partner's audit chain, oldest first: rows with `seq` after `after` (default
+    /// 0, the start), only those about `contactId` unless it is null, at most `limit` (1 to 500,
+    /// default 100). Pass the page's `next` as `after` for the next page.
+    #[napi(
+        ts_args_type = "partnerId: string, contactId?: string | null, after?: number | null, limit?: number | null",
+        ts_return_type = "Promise<AuditPage>"
+    )]
+    pub fn audit_events(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        contact_id: Option<Unknown<'_>>,
+        after: Option<Unknown<'_>>,
+        limit: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<AuditPage>> {
+        self.call_with(audit_query(partner_id, contact_id, after, limit), |s, q| {
+            s.audit_events(&q.partner, q.contact.as_ref(), q.after, q.limit).map(Into::into)
         })
+    }
+
+    /// Checks the audit chain of one partner, or of every partner when `partnerId` is null (in
+    /// partner id order): each row's `seq`, `prev` and `hash`, and the head kept with the
+    /// partner. A broken chain is a report (`firstBadSeq`), not a rejection.
+    #[napi(ts_args_type = "partnerId?: string | null", ts_return_type = "Promise<Array<ChainReport>>")]
+    pub fn verify_audit(&self, partner_id: Option<Unknown<'_>>) -> AsyncTask<Call<Vec<ChainReport>>> {
+        self.call_with(opt_partner_arg(partner_id), |s, p| {
+            Ok(s.verify_audit(p.as_ref())?.into_iter().map(Into::into).collect())
+        })
+    }
+
+    /// This service's metrics as Prometheus text (SPEC section 9.2), to serve on a route of
+    /// your own. The counts are this instance's, never shared with another `Service`. A Promise:
+    /// it may read the store (the audit gauge).
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn metrics_text(&self) -> AsyncTask<Call<String>> {
+        self.call(|s| Ok(s.metrics_text()))
     }
 }

@@ -84,6 +84,16 @@ pub(crate) fn contact_arg(obj: &Bound<'_, PyAny>) -> PyResult<ContactId> {
     ContactId::parse_field(text.as_deref()).or_raise()
 }
 
+/// A contact filter: None is every contact; anything else must be a contact id, a str or
+/// `uuid.UUID` ("" and a str that is not valid Unicode included: "contactId must be a UUID").
+pub(crate) fn contact_filter_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<ContactId>> {
+    let text = match obj {
+        Some(o) => id_text(o, "contactId")?,
+        None => None,
+    };
+    text.map(|t| ContactId::parse(&t)).transpose().or_raise()
+}
+
 pub(crate) fn partner_arg(obj: &Bound<'_, PyAny>) -> PyResult<PartnerId> {
     match id_text(obj, "partner_id")? {
         Some(text) => PartnerId::parse(&text).or_raise(),

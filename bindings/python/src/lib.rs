@@ -2,6 +2,7 @@
 //! package (`python/rampart/`), which re-exports everything here and holds the exception
 //! classes and the type stubs.
 
+mod audit;
 mod checkout;
 mod convert;
 mod errors;
@@ -16,6 +17,7 @@ fn _rampart(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     service::register(m)?;
     checkout::register(m)?;
+    audit::register(m)?;
     totp::register(m)?;
     widget::register(m)?;
     Ok(())

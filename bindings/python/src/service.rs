@@ -11,12 +11,13 @@ use rampart_core::{
     PartnerCredentials as CoreCredentials, PostgresStore, Service as CoreService, SqliteStore, Store, Verification,
 };
 
+use crate::audit::{AuditPage, ChainReport};
 use crate::checkout::{
     Order, OrderPage, SessionState, SignInCode, credential_arg, limit_arg, order_arg, session_arg, sign_in_code_arg,
 };
 use crate::convert::{
-    contact_arg, int_arg, opt_environment_arg, opt_text_arg, origins_arg, partner_arg, path_arg, py_repr, seconds_arg,
-    text_arg, token_arg, window_arg,
+    contact_arg, contact_filter_arg, int_arg, opt_environment_arg, opt_text_arg, origins_arg, partner_arg, path_arg,
+    py_repr, seconds_arg, text_arg, token_arg, window_arg,
 };
 use crate::errors::Raise;
 use crate::widget::{WidgetConfig, config_arg};
@@ -28,7 +29,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PartnerCredentials>()?;
     m.add_class::<Partner>()?;
     m.add_class::<Authenticated>()?;
-    m.add_class::<AuditEvent>()?;
     m.add_class::<RewrapReport>()?;
     Ok(())
 }
@@ -184,36 +184,6 @@ pub(crate) struct Authenticated {
 impl Authenticated {
     fn __repr__(&self) -> String {
         format!("Authenticated(partner_id='{}', method='{}')", self.partner_id, self.method)
-    }
-}
-
-/// One operator action from the audit log.
-#[pyclass(frozen, eq, module = "rampart")]
-#[derive(PartialEq)]
-pub(crate) struct AuditEvent {
-    #[pyo3(get)]
-    at: u64,
-    #[pyo3(get)]
-    operator: String,
-    #[pyo3(get)]
-    action: String,
-    #[pyo3(get)]
-    partner_id: String,
-    #[pyo3(get)]
-    contact_id: Option<String>,
-}
-
-#[pymethods]
-impl AuditEvent {
-    fn __repr__(&self, py: Python<'_>) -> String {
-        format!(
-            "AuditEvent(at={}, operator={}, action='{}', partner_id='{}', contact_id={})",
-            self.at,
-            py_repr(py, &self.operator),
-            self.action,
-            self.partner_id,
-            self.contact_id.as_ref().map_or("None".to_owned(), |c| format!("'{c}'"))
-        )
     }
 }
 
@@ -630,7 +600,7 @@ impl Service {
     }
 
     /// Approve (or withdraw the approval of) the partner's production widget: an operator
-    /// action, audit-logged (`partner.approve_widget` / `partner.unapprove_widget`).
+    /// action, audit-logged (`widget.approved` / `widget.unapproved`).
     #[pyo3(signature = (partner_id, approved, *, operator))]
     fn set_widget_approval(
         &self,
@@ -901,17 +871,50 @@ impl Service {
         self.call(py, move |s| s.contact_by_email(&p, &email)).map(|c| c.to_string())
     }
 
-    fn audit_log(&self, py: Python<'_>) -> PyResult<Vec<AuditEvent>> {
-        let events = self.call(py, |s| s.audit_log())?;
-        Ok(events
-            .into_iter()
-            .map(|e| AuditEvent {
-                at: e.at,
-                operator: e.operator,
-                action: e.action,
-                partner_id: e.partner_id.to_string(),
-                contact_id: e.contact_id.map(|c| c.to_string()),
-            })
-            .collect())
+    // ---- the audit trail and metrics (SPEC section 9) ----
+
+    /// A page of the partner's audit chain, oldest first: rows with `seq` after `after` (0:
+    /// from the start), only those about `contact_id` unless it is None, at most `limit` (1 to
+    /// 500). Pass the page's `next` as `after` for the next page.
+    #[pyo3(
+        signature = (partner_id, contact_id = None, after = None, limit = None),
+        text_signature = "($self, partner_id, contact_id=None, after=0, limit=100)"
+    )]
+    fn audit_events(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        contact_id: Option<&Bound<'_, PyAny>>,
+        after: Option<&Bound<'_, PyAny>>,
+        limit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<AuditPage> {
+        let (p, c) = (partner_arg(partner_id)?, contact_filter_arg(contact_id)?);
+        // The core's own ranges and messages, for any Python value (a bool, a float, a huge int).
+        let after = match after.filter(|a| !a.is_none()) {
+            Some(a) => int_arg(a, "after", 0..=i64::MAX as u64, None)?,
+            None => 0,
+        };
+        let limit = match limit.filter(|l| !l.is_none()) {
+            Some(l) => int_arg(l, "limit", 1..=rampart_core::audit::MAX_PAGE as u64, None)?,
+            None => rampart_core::audit::DEFAULT_PAGE,
+        };
+        self.call(py, move |s| s.audit_events(&p, c.as_ref(), after, limit)).map(Into::into)
+    }
+
+    /// Check the audit chain of one partner, or of every partner (in partner id order): each
+    /// row's `seq`, `prev` and `hash`, and the head kept with the partner. A broken chain is a
+    /// report (`first_bad_seq`), not an exception.
+    #[pyo3(signature = (partner_id = None))]
+    fn verify_audit(&self, py: Python<'_>, partner_id: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<ChainReport>> {
+        let p = partner_id.filter(|p| !p.is_none()).map(partner_arg).transpose()?;
+        let reports = self.call(py, move |s| s.verify_audit(p.as_ref()))?;
+        Ok(reports.into_iter().map(Into::into).collect())
+    }
+
+    /// This service's metrics as Prometheus text (SPEC section 9.2), to serve on a route of
+    /// your own. The counts are this instance's, never shared with another `Service`.
+    fn metrics_text(&self, py: Python<'_>) -> PyResult<String> {
+        // It may read the store (the audit gauge), so without the GIL.
+        self.call(py, |s| Ok(s.metrics_text()))
     }
 }

@@ -96,7 +96,8 @@ def test_unknown_partner(service):
     not_found(lambda: service.widget_origins(nobody))
     not_found(lambda: service.set_widget_approval(nobody, True, operator="ops"))
     not_found(lambda: service.partner(nobody))
-    assert service.audit_log() == []
+    not_found(lambda: service.audit_events(nobody))
+    assert service.verify_audit() == []  # no partner, so no chain: nothing was recorded
 
 
 def test_approval_shows_on_the_partner_and_is_audit_logged(service, partner, clock):
@@ -109,13 +110,15 @@ def test_approval_shows_on_the_partner_and_is_audit_logged(service, partner, clo
     )
     service.set_widget_approval(partner, False, operator="ops@example.com")
     assert service.partner(partner).widget_approved is False
-    log = service.audit_log()
-    assert [(e.action, e.operator, e.partner_id, e.contact_id, e.at) for e in log] == [
-        ("partner.approve_widget", "ops@example.com", partner, None, clock.now),
-        ("partner.unapprove_widget", "ops@example.com", partner, None, clock.now),
+    at = "2023-11-14T22:13:20.000Z"  # clock.now, 1_700_000_000
+    assert clock.now == 1_700_000_000
+    rows = service.audit_events(partner).events
+    assert [(r.seq, r.actor, r.event, r.partner_id, r.contact_id, r.at, r.details) for r in rows] == [
+        (1, "operator:ops@example.com", "widget.approved", partner, None, at, {}),
+        (2, "operator:ops@example.com", "widget.unapproved", partner, None, at, {}),
     ]
     invalid("operator must be valid Unicode text", lambda: service.set_widget_approval(partner, True, operator=LONE))
-    assert len(service.audit_log()) == 2
+    assert len(service.audit_events(partner).events) == 2
 
 
 def test_check_origins():

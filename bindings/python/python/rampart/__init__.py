@@ -26,8 +26,10 @@ from ._errors import (
 )
 from ._rampart import (
     AddressCheck,
-    AuditEvent,
+    AuditPage,
+    AuditRow,
     Authenticated,
+    ChainReport,
     CspDirectives,
     Enrolment,
     Issue,
@@ -71,9 +73,11 @@ from ._rampart import (
 
 __all__ = [
     "AddressCheck",
-    "AuditEvent",
+    "AuditPage",
+    "AuditRow",
     "Authenticated",
     "AuthenticationError",
+    "ChainReport",
     "ConfigError",
     "ConflictError",
     "CspDirectives",
