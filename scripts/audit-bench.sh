@@ -9,9 +9,10 @@
 #    SQLite file and on PostgreSQL) on the code of BASE and on today's, side by side: the bench
 #    uses only API that predates the audit trail, so the same file builds on both. PostgreSQL
 #    is a throwaway cluster (scripts/with-postgres.sh), one database per side.
-# 2. wrk against the release server of BASE (no metrics) and today's (metrics recorded, the
-#    metrics listener scraped every second), alternating ROUNDS times on the same seeded data:
-#    GET /v1/auth/2fa and POST /v1/auth/verify2fa.
+# 2. wrk against the release server of BASE (before: no metrics), today's without a metrics
+#    listener (metrics off: nothing recorded) and today's with one (metrics on, scraped every
+#    second), in turn, ROUNDS times, each on a fresh copy of the seeded data: GET /v1/auth/2fa
+#    and POST /v1/auth/verify2fa.
 # 3. `rampart-server audit verify` over ROWS audit rows, timed (and the criterion bench
 #    core/benches/audit_verify.rs).
 set -euo pipefail
@@ -40,10 +41,10 @@ bench() { # DIR TARGET LABEL: the audited bench of one side, against a database 
     psql "$RAMPART_TEST_DATABASE_URL" -qc "DROP DATABASE IF EXISTS bench_$label" -c "CREATE DATABASE bench_$label" >/dev/null
     (cd "$dir" && RAMPART_BENCH_DATABASE_URL="${RAMPART_TEST_DATABASE_URL/\/postgres\?/\/bench_$label?}" \
         CARGO_TARGET_DIR="$target" cargo bench -q -p rampart-core --features postgres --bench audited -- --noplot 2>&1 |
-        grep -E '^(sqlite|postgres)_audited|time:' | sed "s/^/[$label] /")
+        grep -E 'audited/|time:|error|panicked' | sed "s/^/[$label] /")
 }
 export -f bench
-scripts/with-postgres.sh bash -c "bench '$base_src' '$base_target' before && bench '$root' '$CARGO_TARGET_DIR' after"
+scripts/with-postgres.sh bash -c "set -o pipefail; bench '$base_src' '$base_target' before && bench '$root' '$CARGO_TARGET_DIR' after"
 
 echo "== 2. the server: GET /v1/auth/2fa and POST /v1/auth/verify2fa, before and after ($ROUNDS rounds of $DURATION)"
 (cd "$base_src" && CARGO_TARGET_DIR="$base_target" cargo build --release --locked -q -p rampart-server --bin rampart-server --example seed)
@@ -60,38 +61,40 @@ for side in before after; do
     bin=$CARGO_TARGET_DIR/release
     [ "$side" = before ] && bin=$base_target/release
     mkdir -p "$work/$side"
-    "$bin/examples/seed" "$work/$side/bench.db" "$CONTACTS" "$work/$side" >/dev/null
+    "$bin/examples/seed" "$work/$side/seed.db" "$CONTACTS" "$work/$side" >/dev/null
 done
 sync
-run() { # SIDE ROUTE
-    local side=$1 route=$2 bin=$CARGO_TARGET_DIR/release extra=()
-    [ "$side" = before ] && bin=$base_target/release
-    [ "$side" = after ] && extra=(--metrics-listen 127.0.0.1:19464)
-    RUST_LOG=warn "$bin/rampart-server" --db "$work/$side/bench.db" --listen 127.0.0.1:18080 "${extra[@]}" \
-        >"$work/$side/server.log" 2>&1 &
+run() { # SIDE ROUTE: before (the old server), off (today's, no metrics), on (metrics, scraped)
+    local side=$1 route=$2 data=after bin=$CARGO_TARGET_DIR/release extra=()
+    [ "$side" = before ] && { bin=$base_target/release; data=before; }
+    [ "$side" = on ] && extra=(--metrics-listen 127.0.0.1:19464)
+    # A fresh copy of the seeded database each run, so no run meets another's used codes.
+    rm -f "$work/run.db"*; cp "$work/$data/seed.db" "$work/run.db"; cp "$work/$data/seed.db.key" "$work/run.db.key"
+    RUST_LOG=warn "$bin/rampart-server" --db "$work/run.db" --listen 127.0.0.1:18080 "${extra[@]}" \
+        >"$work/server.log" 2>&1 &
     server=$!
     for _ in $(seq 100); do curl -sf http://127.0.0.1:18080/healthz >/dev/null && break; sleep 0.1; done
-    if [ "$side" = after ]; then
+    if [ "$side" = on ]; then
         (while curl -sf -o /dev/null http://127.0.0.1:19464/metrics; do sleep 1; done) &
         scraper=$!
     fi
     local rps
     if [ "$route" = status ]; then
         rps=$(wrk -t1 -c"$CONNECTIONS" -d"$DURATION" -s scripts/wrk/get.lua http://127.0.0.1:18080 -- \
-            "$work/$side/key.txt" "$work/$side/contacts.txt" "/v1/auth/2fa?contactId=" | awk '/Requests\/sec/ {print $2}')
+            "$work/$data/key.txt" "$work/$data/contacts.txt" "/v1/auth/2fa?contactId=" | awk '/Requests\/sec/ {print $2}')
     else
-        read -r now next < <("$bin/examples/seed" --codes "$work/$side")
+        read -r now next < <("$bin/examples/seed" --codes "$work/$data")
         rps=$(wrk -t1 -c"$CONNECTIONS" -d"$DURATION" -s scripts/wrk/verify.lua http://127.0.0.1:18080 -- \
-            "$work/$side/key.txt" "$work/$side/contacts.txt" "$now" "$next" | awk '/Requests\/sec/ {print $2}')
+            "$work/$data/key.txt" "$work/$data/contacts.txt" "$now" "$next" | awk '/Requests\/sec/ {print $2}')
     fi
     stop
     echo "$rps"
 }
 for route in status verify; do
     for round in $(seq "$ROUNDS"); do
-        b=$(run before "$route"); a=$(run after "$route")
-        python3 -c "import sys; b, a = map(float, sys.argv[3:5]); print(f'[{sys.argv[1]} round {sys.argv[2]}] before {b:,.0f}/s  after {a:,.0f}/s  after/before {a / b:.3f}')" \
-            "$route" "$round" "$b" "$a"
+        b=$(run before "$route"); off=$(run off "$route"); on=$(run on "$route")
+        python3 -c "import sys; r, n, b, off, on = sys.argv[1], sys.argv[2], *map(float, sys.argv[3:6]); print(f'[{r} round {n}] before {b:,.0f}/s  metrics off {off:,.0f}/s  metrics on {on:,.0f}/s  on/off {on / off:.3f}  on/before {on / b:.3f}')" \
+            "$route" "$round" "$b" "$off" "$on"
     done
 done
 

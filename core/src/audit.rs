@@ -173,11 +173,7 @@ impl Service {
         self.audit_heads(partner)?
             .into_iter()
             .map(|(partner_id, head)| {
-                let mut check = ChainCheck::new();
-                self.scan_pages(&partner_id, |page| {
-                    let hashes = computed_hashes(page);
-                    Ok(page.iter().zip(&hashes).all(|(row, hash)| check.push_computed(row, hash)))
-                })?;
+                let check = self.check_chain(&partner_id)?;
                 let (rows, first_bad_seq) = match check.finish(&head) {
                     Ok(rows) => (rows, None),
                     Err(seq) => (seq.saturating_sub(1), Some(seq)),
@@ -185,6 +181,26 @@ impl Service {
                 Ok(ChainReport { partner_id, rows, first_bad_seq })
             })
             .collect()
+    }
+
+    /// Walk a partner's chain: one thread reads the next page from the store while the rows of
+    /// the page before are hashed on every core, then linked in order.
+    fn check_chain(&self, partner: &PartnerId) -> Result<ChainCheck> {
+        std::thread::scope(|scope| {
+            let (pages, arriving) = std::sync::mpsc::sync_channel::<Vec<AuditRow>>(1);
+            let reader = scope.spawn(move || self.scan_pages(partner, |page| Ok(pages.send(page).is_ok())));
+            let mut check = ChainCheck::new();
+            for page in arriving {
+                let hashes = computed_hashes(&page);
+                if !page.iter().zip(&hashes).all(|(row, hash)| check.push_computed(row, hash)) {
+                    break; // the reader stops at its next send
+                }
+            }
+            match reader.join() {
+                Ok(read) => read.map(|()| check),
+                Err(_) => Err(Error::new(crate::error::ErrorKind::Internal).with_cause("audit reader failed")),
+            }
+        })
     }
 
     fn audit_heads(&self, partner: Option<&PartnerId>) -> Result<Vec<(PartnerId, AuditHead)>> {
@@ -201,7 +217,7 @@ impl Service {
     /// Hand a partner's rows to `f` in stored order until it returns `false`.
     fn scan_chain(&self, partner: &PartnerId, mut f: impl FnMut(&AuditRow) -> Result<bool>) -> Result<()> {
         self.scan_pages(partner, |page| {
-            for row in page {
+            for row in &page {
                 if !f(row)? {
                     return Ok(false);
                 }
@@ -212,16 +228,17 @@ impl Service {
 
     /// Hand a partner's rows to `f` a page at a time, in stored order, until it returns
     /// `false`. Pages by the stored `seq`, so a row whose `seq` was edited is still read once.
-    fn scan_pages(&self, partner: &PartnerId, mut f: impl FnMut(&[AuditRow]) -> Result<bool>) -> Result<()> {
+    fn scan_pages(&self, partner: &PartnerId, mut f: impl FnMut(Vec<AuditRow>) -> Result<bool>) -> Result<()> {
         let mut after = 0;
         loop {
             let page = self.store().audit_events(partner, None, after, SCAN_PAGE).map_err(Self::internal)?;
-            if !f(&page)? {
+            let next = page.last().map(|last| last.seq).filter(|_| page.len() == SCAN_PAGE);
+            if !f(page)? {
                 return Ok(());
             }
-            match page.last() {
-                Some(last) if page.len() == SCAN_PAGE => after = last.seq,
-                _ => return Ok(()),
+            match next {
+                Some(seq) => after = seq,
+                None => return Ok(()),
             }
         }
     }

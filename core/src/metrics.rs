@@ -7,12 +7,14 @@
 //! per 60 s, so it counts what every process wrote, the operator commands' rows included.
 
 use std::fmt;
-use std::sync::Arc;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use metrics::{Key, KeyName, Label, Metadata, Recorder, SharedString, Unit};
+use std::collections::HashMap;
+use std::sync::{OnceLock, PoisonError, RwLock};
+
+use metrics::{Counter, Histogram, Key, KeyName, Label, Metadata, Recorder, SharedString, Unit};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
 
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -153,12 +155,32 @@ pub fn http_method_label(method: &str) -> &'static str {
 }
 
 /// A service's metrics registry. Cheap to share; every method takes `&self`.
+///
+/// Each series' handle is registered once, on its first use, and kept: a request then costs
+/// an atomic increment per counter and a lock-free push per histogram sample, never a lookup
+/// of the series by name and labels.
 pub struct Metrics {
+    /// Off: nothing is recorded (the text still renders, with `rampart_build_info`).
+    enabled: bool,
     recorder: PrometheusRecorder,
     handle: PrometheusHandle,
     samples: AtomicU64,
     /// When the audit gauge was last read from the store.
     audit_read_at: Mutex<Option<Instant>>,
+    /// `rampart_2fa_attempts_total` by operation, factor and result.
+    attempts: [[[OnceLock<Counter>; 7]; 2]; 4],
+    /// `rampart_2fa_attempt_duration_seconds` by operation.
+    attempt_durations: [OnceLock<Histogram>; 4],
+    /// `rampart_2fa_transitions_total` by transition.
+    transitions: [OnceLock<Counter>; 4],
+    /// The HTTP series of each route template seen.
+    routes: RwLock<HashMap<String, Route>>,
+}
+
+/// One route template's HTTP series.
+struct Route {
+    duration: Histogram,
+    requests: RwLock<HashMap<(&'static str, u16), Counter>>,
 }
 
 impl fmt::Debug for Metrics {
@@ -175,11 +197,21 @@ fn label(key: &'static str, value: impl Into<SharedString>) -> Label {
 
 impl Metrics {
     /// A registry with `rampart_build_info` set for this version, `environment` and store kind.
-    pub(crate) fn new(environment: &'static str, store: &'static str) -> Self {
+    pub(crate) fn new(enabled: bool, environment: &'static str, store: &'static str) -> Self {
         let recorder =
             PrometheusBuilder::new().set_buckets(BUCKETS).expect("the bucket list is not empty").build_recorder();
         let handle = recorder.handle();
-        let metrics = Self { recorder, handle, samples: AtomicU64::new(0), audit_read_at: Mutex::new(None) };
+        let metrics = Self {
+            enabled,
+            recorder,
+            handle,
+            samples: AtomicU64::new(0),
+            audit_read_at: Mutex::new(None),
+            attempts: [const { [const { [const { OnceLock::new() }; 7] }; 2] }; 4],
+            attempt_durations: [const { OnceLock::new() }; 4],
+            transitions: [const { OnceLock::new() }; 4],
+            routes: RwLock::new(HashMap::new()),
+        };
         metrics.describe();
         let build =
             vec![label("version", env!("CARGO_PKG_VERSION")), label("environment", environment), label("store", store)];
@@ -215,12 +247,20 @@ impl Metrics {
         }
     }
 
-    fn count(&self, name: &'static str, labels: Vec<Label>) {
-        self.recorder.register_counter(&Key::from_parts(name, labels), &METADATA).increment(1);
+    fn counter(&self, name: &'static str, labels: Vec<Label>) -> Counter {
+        self.recorder.register_counter(&Key::from_parts(name, labels), &METADATA)
     }
 
-    fn observe(&self, name: &'static str, labels: Vec<Label>, elapsed: Duration) {
-        self.recorder.register_histogram(&Key::from_parts(name, labels), &METADATA).record(elapsed.as_secs_f64());
+    fn histogram(&self, name: &'static str, labels: Vec<Label>) -> Histogram {
+        self.recorder.register_histogram(&Key::from_parts(name, labels), &METADATA)
+    }
+
+    fn count(&self, name: &'static str, labels: Vec<Label>) {
+        self.counter(name, labels).increment(1);
+    }
+
+    fn observe(&self, histogram: &Histogram, elapsed: Duration) {
+        histogram.record(elapsed.as_secs_f64());
         if self.samples.fetch_add(1, Ordering::Relaxed) % UPKEEP_EVERY == UPKEEP_EVERY - 1 {
             self.handle.run_upkeep();
         }
@@ -228,38 +268,87 @@ impl Metrics {
 
     /// One 2FA attempt and how long it took.
     pub fn attempt(&self, operation: AttemptOperation, factor: Factor, result: AttemptResult, elapsed: Duration) {
-        self.count(
-            ATTEMPTS,
-            vec![
-                label("operation", operation.as_str()),
-                label("factor", factor.as_str()),
-                label("result", result.as_str()),
-            ],
-        );
-        self.observe(ATTEMPT_DURATION, vec![label("operation", operation.as_str())], elapsed);
+        if !self.enabled {
+            return;
+        }
+        let (o, f, r) = (operation as usize, factor as usize, result as usize);
+        self.attempts[o][f][r]
+            .get_or_init(|| {
+                self.counter(
+                    ATTEMPTS,
+                    vec![
+                        label("operation", operation.as_str()),
+                        label("factor", factor.as_str()),
+                        label("result", result.as_str()),
+                    ],
+                )
+            })
+            .increment(1);
+        let duration = self.attempt_durations[o]
+            .get_or_init(|| self.histogram(ATTEMPT_DURATION, vec![label("operation", operation.as_str())]));
+        self.observe(duration, elapsed);
     }
 
     /// A 2FA state change this process made.
     pub fn transition(&self, transition: Transition) {
-        self.count(TRANSITIONS, vec![label("transition", transition.as_str())]);
+        if !self.enabled {
+            return;
+        }
+        self.transitions[transition as usize]
+            .get_or_init(|| self.counter(TRANSITIONS, vec![label("transition", transition.as_str())]))
+            .increment(1);
     }
 
     /// An HTTP request: `route` is the route's template (`/v1/auth/2fa`), or `unmatched`; never
     /// a path with values in it.
     pub fn http_request(&self, route: &str, method: &str, status: u16, elapsed: Duration) {
-        let route = SharedString::from(route.to_owned());
-        self.count(
-            HTTP_REQUESTS,
-            vec![
-                label("route", route.clone()),
-                label("method", http_method_label(method)),
-                label("status", status.to_string()),
-            ],
-        );
-        self.observe(HTTP_DURATION, vec![label("route", route)], elapsed);
+        if !self.enabled {
+            return;
+        }
+        let method = http_method_label(method);
+        let routes = self.routes.read().unwrap_or_else(PoisonError::into_inner);
+        if let Some(known) = routes.get(route) {
+            self.route_request(route, known, method, status, elapsed);
+            return;
+        }
+        drop(routes);
+        let mut routes = self.routes.write().unwrap_or_else(PoisonError::into_inner);
+        let known = routes.entry(route.to_owned()).or_insert_with(|| Route {
+            duration: self.histogram(HTTP_DURATION, vec![label("route", route.to_owned())]),
+            requests: RwLock::new(HashMap::new()),
+        });
+        self.route_request(route, known, method, status, elapsed);
+    }
+
+    fn route_request(&self, route: &str, known: &Route, method: &'static str, status: u16, elapsed: Duration) {
+        let requests = known.requests.read().unwrap_or_else(PoisonError::into_inner);
+        match requests.get(&(method, status)) {
+            Some(counter) => counter.increment(1),
+            None => {
+                drop(requests);
+                let mut requests = known.requests.write().unwrap_or_else(PoisonError::into_inner);
+                requests
+                    .entry((method, status))
+                    .or_insert_with(|| {
+                        self.counter(
+                            HTTP_REQUESTS,
+                            vec![
+                                label("route", route.to_owned()),
+                                label("method", method),
+                                label("status", status.to_string()),
+                            ],
+                        )
+                    })
+                    .increment(1);
+            }
+        }
+        self.observe(&known.duration, elapsed);
     }
 
     fn store_error(&self, operation: &'static str, e: &StoreError) {
+        if !self.enabled {
+            return;
+        }
         self.count(STORE_ERRORS, vec![label("operation", operation)]);
         if matches!(e, StoreError::Audit(_)) {
             self.count(AUDIT_WRITE_FAILURES, Vec::new());
@@ -287,7 +376,7 @@ impl Metrics {
     /// The Prometheus text (format 0.0.4), reading the audit gauge from `store` first when it
     /// is due. A store that cannot answer leaves the gauge as it was (and counts the error).
     pub(crate) fn render(&self, store: &dyn Store) -> String {
-        if self.audit_gauge_due() {
+        if self.enabled && self.audit_gauge_due() {
             match store.audit_counts() {
                 Ok(counts) => self.set_audit_counts(&counts),
                 Err(e) => {

@@ -53,6 +53,9 @@ pub struct Config {
     pub session_idle_secs: u64,
     /// Seconds a widget sign-in code stays valid. Default 600 (10 minutes).
     pub sign_in_code_ttl_secs: u64,
+    /// Record metrics (SPEC 9.2). Default on; off, [`Service::metrics_text`] shows only
+    /// `rampart_build_info` and recording costs nothing (a server that serves no metrics).
+    pub metrics: bool,
 }
 
 impl Default for Config {
@@ -68,6 +71,7 @@ impl Default for Config {
             auth_cache_ttl: Duration::ZERO,
             session_idle_secs: crate::checkout::SESSION_IDLE_SECS,
             sign_in_code_ttl_secs: crate::checkout::SIGN_IN_CODE_TTL_SECS,
+            metrics: true,
         }
     }
 }
@@ -85,6 +89,7 @@ impl fmt::Debug for Config {
             .field("auth_cache_ttl", &self.auth_cache_ttl)
             .field("session_idle_secs", &self.session_idle_secs)
             .field("sign_in_code_ttl_secs", &self.sign_in_code_ttl_secs)
+            .field("metrics", &self.metrics)
             .finish()
     }
 }
@@ -218,6 +223,12 @@ impl ServiceBuilder {
         self
     }
 
+    /// Record metrics (default on; see [`Config::metrics`]).
+    pub fn metrics(mut self, on: bool) -> Self {
+        self.config.metrics = on;
+        self
+    }
+
     /// Seconds a widget sign-in code stays valid (default 600).
     pub fn sign_in_code_ttl_secs(mut self, secs: u64) -> Self {
         self.config.sign_in_code_ttl_secs = secs;
@@ -248,7 +259,7 @@ impl ServiceBuilder {
         }
         let jwt_key = self.config.jwt_secret.as_ref().map(|s| jsonwebtoken::DecodingKey::from_secret(s));
         let auth_cache = crate::partner::AuthCache::new(self.config.auth_cache_ttl);
-        let metrics = Arc::new(Metrics::new(self.config.environment.as_str(), self.store.kind()));
+        let metrics = Arc::new(Metrics::new(self.config.metrics, self.config.environment.as_str(), self.store.kind()));
         let store = Metered { inner: self.store, metrics: metrics.clone() };
         Ok(Service { store, metrics, keys, clock: self.clock, config: self.config, jwt_key, auth_cache })
     }

@@ -407,3 +407,16 @@ fn the_audit_gauge_is_read_at_most_once_a_minute() {
     // Read less than 60 s ago: the same value until the next read.
     assert_eq!(sample(&s.metrics_text(), "rampart_audit_events{event=\"partner.waiver_set\"}"), 1.0);
 }
+
+#[test]
+fn metrics_off_records_nothing() {
+    let s =
+        Service::builder(MemoryStore::new()).master_keys(KeyRing::generate().unwrap()).metrics(false).build().unwrap();
+    let p = s.create_partner("Acme", Environment::Sandbox).unwrap().partner_id;
+    s.create_2fa(&p, &ContactId::random(), None).unwrap();
+    s.metrics().http_request("/v1/auth/2fa", "GET", 200, std::time::Duration::from_millis(1));
+    let text = s.metrics_text();
+    assert!(!text.contains("rampart_2fa_transitions_total{"), "{text}");
+    assert!(!text.contains("rampart_http_requests_total{"), "{text}");
+    assert_eq!(sample(&text, "rampart_build_info{version=\"0.1.0\",environment=\"sandbox\",store=\"memory\"}"), 1.0);
+}

@@ -655,7 +655,9 @@ fn serve(cli: Cli) -> Result<(), Failure> {
         .environment(environment)
         .service_name(cli.service_name.clone())
         .auth_cache_ttl(std::time::Duration::from_secs(cli.auth_cache_secs))
-        .throttling(cli.throttling == Switch::On);
+        .throttling(cli.throttling == Switch::On)
+        // Counted only when served: a server without a metrics listener records nothing.
+        .metrics(cli.metrics_listen.is_some());
     if let Some(secret) = jwt_secret {
         builder = builder.jwt_secret(secret.0.as_bytes().to_vec());
     }

@@ -31,29 +31,14 @@ mod postgres {
         let dir = tempfile::tempdir().unwrap();
         let db = database();
         let key = key_file(dir.path());
-        let out = command()
-            .args(["partner", "create", "--db", &db, "--name", "Shared", "--environment", "sandbox"])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let partner: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let secret_key = partner["secretKey"].as_str().unwrap().to_owned();
+        let (partner, secret_key) = create_partner(&db, "Shared");
         let servers = [Instance::start(&db, &key), Instance::start(&db, &key)];
         let client = reqwest::Client::new();
 
         for round in 0..10 {
             let contact = uuid::Uuid::new_v4().to_string();
             // Created through one server, enabled through the other.
-            let created: Value = client
-                .get(format!("{}/v1/auth/create2fa?contactId={contact}", servers[round % 2].base))
-                .bearer_auth(&secret_key)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            let secret = Secret::from_base32(created["details"]["manual"].as_str().unwrap()).unwrap();
+            let secret = create(&client, &servers[round % 2].base, &secret_key, &contact).await;
             let t = now();
             let enable = json!({ "contactId": contact, "token": totp::code_at(&secret, t - 30) });
             let url = format!("{}/v1/auth/enable2fa", servers[(round + 1) % 2].base);
@@ -80,10 +65,7 @@ mod postgres {
         // Rotate by the CLI (another process): both servers refuse the old key within their
         // authentication cache's lifetime (1 s by default).
         let rotated = std::time::Instant::now();
-        let out = command()
-            .args(["partner", "rotate-keys", "--db", &db, "--partner", partner["superuserId"].as_str().unwrap()])
-            .output()
-            .unwrap();
+        let out = command().args(["partner", "rotate-keys", "--db", &db, "--partner", &partner]).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         for server in &servers {
             loop {
@@ -118,20 +100,25 @@ mod postgres {
         (made["superuserId"].as_str().unwrap().to_owned(), made["secretKey"].as_str().unwrap().to_owned())
     }
 
-    /// Create, enable and disable 2FA for a new contact, each step through another server.
-    async fn lifecycle(client: reqwest::Client, bases: Vec<String>, key: String, first: usize) -> Vec<u16> {
-        let contact = uuid::Uuid::new_v4().to_string();
-        let base = |i: usize| bases[(first + i) % bases.len()].clone();
+    /// Create 2FA for `contact` through the server at `base`; the secret from `manual`.
+    async fn create(client: &reqwest::Client, base: &str, key: &str, contact: &str) -> Secret {
         let created: Value = client
-            .get(format!("{}/v1/auth/create2fa?contactId={contact}", base(0)))
-            .bearer_auth(&key)
+            .get(format!("{base}/v1/auth/create2fa?contactId={contact}"))
+            .bearer_auth(key)
             .send()
             .await
             .unwrap()
             .json()
             .await
             .unwrap();
-        let secret = Secret::from_base32(created["details"]["manual"].as_str().unwrap()).unwrap();
+        Secret::from_base32(created["details"]["manual"].as_str().unwrap()).unwrap()
+    }
+
+    /// Create, enable and disable 2FA for a new contact, each step through another server.
+    async fn lifecycle(client: reqwest::Client, bases: Vec<String>, key: String, first: usize) -> Vec<u16> {
+        let contact = uuid::Uuid::new_v4().to_string();
+        let base = |i: usize| bases[(first + i) % bases.len()].clone();
+        let secret = create(&client, &base(0), &key, &contact).await;
         let t = now();
         let enable = json!({ "contactId": contact, "token": totp::code_at(&secret, t - 30) });
         let enabled = post(&client, format!("{}/v1/auth/enable2fa", base(1)), &key, enable).await.0;
