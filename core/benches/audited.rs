@@ -31,15 +31,16 @@ fn enable_disable(c: &mut Criterion, name: &str, store: Arc<dyn Store>) {
             || {
                 let contact = ContactId::from_uuid(uuid_v4());
                 let setup = service.create_2fa(&partner, &contact, None).unwrap();
-                clock.advance(60);
                 (contact, Secret::from_base32(&setup.manual).unwrap())
             },
             |(contact, secret)| {
                 let now = rampart_core::Clock::now(&*clock);
-                service.enable_2fa(&partner, &contact, totp::code_at(&secret, now - 30).as_str()).unwrap();
-                service.disable_2fa(&partner, &contact, totp::code_at(&secret, now).as_str()).unwrap();
+                service.enable_2fa(&partner, &contact, totp::code_at(&secret, now).as_str()).unwrap();
+                service.disable_2fa(&partner, &contact, totp::code_at(&secret, now + 30).as_str()).unwrap();
+                clock.advance(30);
             },
-            BatchSize::SmallInput,
+            // Setup and routine in turn: each pending secret is enabled right after it is made.
+            BatchSize::PerIteration,
         );
     });
     g.finish();
