@@ -180,6 +180,42 @@ pub fn rfc3339_millis(at_ms: u64) -> String {
         .unwrap_or_else(|| "9999-12-31T23:59:59.999Z".to_owned())
 }
 
+/// The seven members of a row that come before `prev` and `seq` in its canonical JSON (JCS sorts
+/// `prev` and `seq` last), borrowed.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Leading<'a> {
+    id: &'a str,
+    at: &'a str,
+    partner_id: &'a str,
+    contact_id: Option<&'a str>,
+    actor: &'a str,
+    event: &'a str,
+    details: &'a Value,
+}
+
+/// A draft's canonical JSON up to where the chain goes on: every byte before the previous
+/// row's hash. The hashed bytes are then `prefix + prev + "\",\"seq\":" + seq + "}"`, since in
+/// RFC 8785 order `prev` and `seq` are the last two members. A store that reads the head and
+/// writes the row in one statement (PostgreSQL) finishes the hash on the database's side from
+/// this; [`AuditRow::computed_hash`] checks what it made.
+pub fn canonical_prefix(partner: &PartnerId, draft: &AuditDraft) -> String {
+    let contact = draft.contact_id.map(|c| c.to_string());
+    let leading = Leading {
+        id: &draft.id.to_string(),
+        at: &rfc3339_millis(draft.at_ms),
+        partner_id: &partner.to_string(),
+        contact_id: contact.as_deref(),
+        actor: &draft.actor.to_string(),
+        event: draft.event,
+        details: &Value::Object(draft.details.clone()),
+    };
+    let mut text = serde_json_canonicalizer::to_string(&leading).unwrap_or_default();
+    text.pop(); // the closing brace
+    text.push_str(",\"prev\":\"");
+    text
+}
+
 /// An RFC 3339 time (any offset, any fraction) as Unix milliseconds; `None` when it is not one
 /// or lies before 1970.
 pub fn parse_rfc3339_millis(text: &str) -> Option<u64> {
@@ -357,6 +393,27 @@ mod tests {
         assert_eq!(parse_rfc3339_millis("1969-12-31T23:59:59Z"), None);
         assert_eq!(rfc3339_millis(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(rfc3339_millis(1_795_705_200_007), "2026-11-26T15:00:00.007Z");
+    }
+
+    #[test]
+    fn the_prefix_and_the_head_make_the_canonical_json() {
+        let partner = PartnerId::random();
+        let mut details = Map::new();
+        details.insert("method".into(), Value::from("token"));
+        for contact in [None, Some(crate::ids::ContactId::random())] {
+            let draft = AuditDraft {
+                id: uuid::Uuid::new_v4(),
+                at_ms: 1_795_705_200_123,
+                contact_id: contact,
+                actor: Actor::Operator("ünïcode \"quoted\"".into()),
+                event: "2fa.disabled",
+                details: details.clone(),
+            };
+            let head = AuditHead { seq: 41, hash: "ab".repeat(32) };
+            let (rows, _) = link(&partner, &head, std::slice::from_ref(&draft));
+            let assembled = format!("{}{}\",\"seq\":{}}}", canonical_prefix(&partner, &draft), head.hash, head.seq + 1);
+            assert_eq!(assembled, rows[0].canonical_json());
+        }
     }
 
     #[test]
