@@ -123,11 +123,11 @@ pub struct AuditRow {
     pub hash: String,
 }
 
-/// The nine hashed members, borrowed from a row.
+/// The seven members of a row that come before `prev` and `seq` in its canonical JSON (JCS sorts
+/// `prev` and `seq` last), borrowed.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Hashed<'a> {
-    seq: u64,
+struct Leading<'a> {
     id: &'a str,
     at: &'a str,
     partner_id: &'a str,
@@ -135,13 +135,20 @@ struct Hashed<'a> {
     actor: &'a str,
     event: &'a str,
     details: &'a Value,
+}
+
+/// The nine hashed members, borrowed from a row.
+#[derive(Serialize)]
+struct Hashed<'a> {
+    #[serde(flatten)]
+    leading: Leading<'a>,
     prev: &'a str,
+    seq: u64,
 }
 
 impl AuditRow {
     fn hashed(&self) -> Hashed<'_> {
-        Hashed {
-            seq: self.seq,
+        let leading = Leading {
             id: &self.id,
             at: &self.at,
             partner_id: &self.partner_id,
@@ -149,8 +156,8 @@ impl AuditRow {
             actor: &self.actor,
             event: &self.event,
             details: &self.details,
-            prev: &self.prev,
-        }
+        };
+        Hashed { leading, prev: &self.prev, seq: self.seq }
     }
 
     /// The RFC 8785 canonical JSON that [`hash`](Self::hash) covers.
@@ -178,20 +185,6 @@ pub fn rfc3339_millis(at_ms: u64) -> String {
         .ok()
         .and_then(|t| t.format(&format).ok())
         .unwrap_or_else(|| "9999-12-31T23:59:59.999Z".to_owned())
-}
-
-/// The seven members of a row that come before `prev` and `seq` in its canonical JSON (JCS sorts
-/// `prev` and `seq` last), borrowed.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Leading<'a> {
-    id: &'a str,
-    at: &'a str,
-    partner_id: &'a str,
-    contact_id: Option<&'a str>,
-    actor: &'a str,
-    event: &'a str,
-    details: &'a Value,
 }
 
 /// A draft's canonical JSON up to where the chain goes on: every byte before the previous
