@@ -648,24 +648,33 @@ fn write_audit(tx: &mut impl Sql, partner: &PartnerId, drafts: &[chain::AuditDra
     run().map_err(StoreError::Audit)
 }
 
+/// `update_contact`'s write of the record; a macro so the audited statement can embed it.
+macro_rules! update_contact_sql {
+    () => {
+        "UPDATE contacts SET kyc_passed = $3, enabled = $4, secret = $5, pending = $6, \
+         pending_created_at = $7, last_step = $8, failures = $9, last_failure_at = $10 \
+         WHERE partner_id = $1 AND contact_id = $2"
+    };
+}
+
 /// `update_contact`'s write of the record.
-const UPDATE_CONTACT: &str = "UPDATE contacts SET kyc_passed = $3, enabled = $4, secret = $5, pending = $6, \
-     pending_created_at = $7, last_step = $8, failures = $9, last_failure_at = $10 \
-     WHERE partner_id = $1 AND contact_id = $2";
+const UPDATE_CONTACT: &str = update_contact_sql!();
 
 /// [`UPDATE_CONTACT`] with one audit event, in one statement: lock the partner's head, insert
 /// the row linked to it (its hash finished from [`chain::canonical_prefix`] with the head's
 /// hash and the next `seq`, as the chain rule makes it), move the head. Answers one row, the
 /// head's, when the partner exists.
-const UPDATE_CONTACT_AUDITED: &str = "WITH contact AS (UPDATE contacts SET kyc_passed = $3, enabled = $4, \
-     secret = $5, pending = $6, pending_created_at = $7, last_step = $8, failures = $9, last_failure_at = $10 \
-     WHERE partner_id = $1 AND contact_id = $2), \
+const UPDATE_CONTACT_AUDITED: &str = concat!(
+    "WITH contact AS (",
+    update_contact_sql!(),
+    "), \
      head AS (SELECT audit_seq + 1 AS seq, audit_head AS prev FROM partners WHERE id = $1 FOR UPDATE), \
      linked AS (SELECT seq, prev, encode(sha256(convert_to($11 || prev || '\",\"seq\":' || seq::text || '}', \
        'UTF8')), 'hex') AS hash FROM head), \
      row AS (INSERT INTO audit_events (partner_id, seq, id, at, contact_id, actor, event, details, prev, hash) \
        SELECT $1, seq, $12, $13, $14, $15, $16, $17, prev, hash FROM linked RETURNING seq, hash) \
-     UPDATE partners SET audit_seq = row.seq, audit_head = row.hash FROM row WHERE partners.id = $1";
+     UPDATE partners SET audit_seq = row.seq, audit_head = row.hash FROM row WHERE partners.id = $1"
+);
 
 /// Write the contact record with one audit event ([`UPDATE_CONTACT_AUDITED`]). A failure of the
 /// statement is [`StoreError::Audit`]: the record and its row stand or fall together.

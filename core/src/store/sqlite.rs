@@ -394,6 +394,13 @@ fn write_audit(
     run().map_err(StoreError::Audit)
 }
 
+/// Audit row columns, in [`audit_row_from_row`]'s order.
+macro_rules! audit_columns {
+    () => {
+        "partner_id, seq, id, at, contact_id, actor, event, details, prev, hash"
+    };
+}
+
 fn audit_row_from_row(row: &Row<'_>) -> rusqlite::Result<AuditRow> {
     let details: String = row.get(7)?;
     Ok(AuditRow {
@@ -990,19 +997,21 @@ impl Store for SqliteStore {
         after: u64,
         limit: usize,
     ) -> Result<Vec<AuditRow>, StoreError> {
-        const COLUMNS: &str = "partner_id, seq, id, at, contact_id, actor, event, details, prev, hash";
         let limit = to_sql_u64(limit as u64);
         self.read(|c| match contact {
             None => c
-                .prepare_cached(&format!(
-                    "SELECT {COLUMNS} FROM audit_events WHERE partner_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3"
+                .prepare_cached(concat!(
+                    "SELECT ",
+                    audit_columns!(),
+                    " FROM audit_events WHERE partner_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3"
                 ))?
                 .query_map(params![partner.as_bytes(), to_sql_u64(after), limit], audit_row_from_row)?
                 .collect(),
             Some(contact) => c
-                .prepare_cached(&format!(
-                    "SELECT {COLUMNS} FROM audit_events WHERE partner_id = ?1 AND contact_id = ?2 AND seq > ?3 \
-                     ORDER BY seq LIMIT ?4"
+                .prepare_cached(concat!(
+                    "SELECT ",
+                    audit_columns!(),
+                    " FROM audit_events WHERE partner_id = ?1 AND contact_id = ?2 AND seq > ?3 ORDER BY seq LIMIT ?4"
                 ))?
                 .query_map(
                     params![partner.as_bytes(), contact.as_bytes(), to_sql_u64(after), limit],

@@ -1,12 +1,14 @@
 //! The partner's audit trail (SPEC 9.1) and the metrics listener's route (SPEC 9.2).
 
+use std::sync::Arc;
+
 use axum::Router;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rampart_core::audit::{DEFAULT_PAGE, MAX_PAGE};
-use rampart_core::{ContactId, ErrorKind};
+use rampart_core::{ContactId, ErrorKind, Service};
 use serde_json::json;
 
 use crate::AppState;
@@ -57,16 +59,15 @@ pub async fn events(State(state): State<AppState>, bearer: Bearer, RawQuery(quer
 
 /// The metrics listener's router: `GET /metrics` (Prometheus text 0.0.4), nothing else. Served
 /// on its own address (`--metrics-listen`), never beside the public routes.
-pub fn metrics_app(state: AppState) -> Router {
+pub fn metrics_app(service: Arc<Service>) -> Router {
     Router::new()
         .route("/metrics", get(metrics))
         .fallback(crate::error::not_found)
         .method_not_allowed_fallback(crate::error::method_not_allowed)
-        .with_state(state)
+        .with_state(service)
 }
 
-async fn metrics(State(state): State<AppState>) -> Response {
-    let service = state.service.clone();
+async fn metrics(State(service): State<Arc<Service>>) -> Response {
     // Rendering may read the audit gauge from the store: off the async threads.
     match tokio::task::spawn_blocking(move || service.metrics_text()).await {
         Ok(text) => {

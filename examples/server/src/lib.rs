@@ -136,8 +136,7 @@ pub fn app_with_demo(service: Arc<Service>, widget: WidgetConfig, demo_key: Opti
 /// The metrics listener's router over `service`: `GET /metrics`, the service's own registry as
 /// Prometheus text. Serve it on a separate, private address, never beside [`app`]'s routes.
 pub fn metrics_app(service: Arc<Service>) -> Router {
-    let public_limit = Arc::new(ratelimit::RateLimiter::new(PUBLIC_RATE.0, PUBLIC_RATE.1));
-    audit::metrics_app(AppState { service, widget: Arc::new(WidgetConfig::default()), public_limit, demo_key: None })
+    audit::metrics_app(service)
 }
 
 /// One line per request: method, matched route (never the query string), status, latency; and
