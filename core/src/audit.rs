@@ -21,6 +21,14 @@ pub mod event {
     pub const ENABLED: &str = "2fa.enabled";
     /// 2FA was disabled (`details.method`).
     pub const DISABLED: &str = "2fa.disabled";
+    /// An operator reset the contact's 2FA (`details.reason`, `details.approvedBy`).
+    pub const RESET: &str = "2fa.reset";
+    /// A set of recovery codes was issued (`details.reason`: `enable` or `regenerate`).
+    pub const RECOVERY_CODES_ISSUED: &str = "recovery_codes.issued";
+    /// A recovery code was used (`details.remaining`).
+    pub const RECOVERY_CODE_USED: &str = "recovery_code.used";
+    /// A used recovery code was presented again: the code sheet has leaked.
+    pub const RECOVERY_CODE_REUSED: &str = "recovery_code.reused";
     /// The 100th consecutive failure locked 2FA.
     pub const LOCKED: &str = "2fa.locked";
     /// An operator cleared the failure count (`details.failures`: the count before).

@@ -30,6 +30,7 @@ use crate::crypto::fill_random;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::{ContactId, OrderId, PartnerId};
 use crate::lifecycle::TwoFactorSetup;
+use crate::recovery::{Factor, RecoveryCodes};
 #[cfg(doc)]
 use crate::service::Config;
 use crate::service::Service;
@@ -116,8 +117,12 @@ pub struct SessionState {
     pub kyc_passed: bool,
     /// The 2FA step, once signed in.
     pub two_factor: Option<TwoFactorStep>,
-    /// Signed in, and the 2FA step is done or not needed.
+    /// Signed in, the 2FA step is done or not needed, and no purchase hold.
     pub may_purchase: bool,
+    /// Until when purchases are on hold after a 2FA recovery or reset (Unix seconds).
+    pub purchase_hold_until: Option<u64>,
+    /// Unused recovery codes of the signed-in contact (0 when 2FA is off).
+    pub recovery_codes_remaining: u32,
 }
 
 impl SessionState {
@@ -310,6 +315,8 @@ impl Service {
             kyc_passed: false,
             two_factor: None,
             may_purchase: false,
+            purchase_hold_until: None,
+            recovery_codes_remaining: 0,
         };
         Ok((token, state))
     }
@@ -357,6 +364,8 @@ impl Service {
             kyc_passed: false,
             two_factor: None,
             may_purchase: false,
+            purchase_hold_until: None,
+            recovery_codes_remaining: 0,
         };
         if let Some(contact) = session.contact_id {
             let rec = self.store().contact(&session.partner_id, &contact).map_err(Self::internal)?.unwrap_or_default();
@@ -367,9 +376,13 @@ impl Service {
             } else {
                 TwoFactorStep::None
             };
+            // The KYC rule shows as the setup step; the hold applies besides it.
+            let hold = crate::recovery::hold_of(&rec, self.now());
             state.kyc_passed = rec.kyc_passed;
             state.two_factor = Some(step);
-            state.may_purchase = matches!(step, TwoFactorStep::None | TwoFactorStep::Passed);
+            state.purchase_hold_until = hold;
+            state.recovery_codes_remaining = crate::recovery::remaining(&rec);
+            state.may_purchase = matches!(step, TwoFactorStep::None | TwoFactorStep::Passed) && hold.is_none();
         }
         Ok(state)
     }
@@ -508,25 +521,40 @@ impl Service {
     }
 
     /// Enable the created 2FA with a code from it; 2FA then counts as passed in this session.
-    /// The answers of [`Service::enable_2fa`].
-    pub fn session_enable_2fa(&self, token: &str, code: impl Into<Token>) -> Result<SessionState> {
+    /// The answers of [`Service::enable_2fa`], with the new recovery codes to show once.
+    pub fn session_enable_2fa(&self, token: &str, code: impl Into<Token>) -> Result<(SessionState, RecoveryCodes)> {
         let (session, contact) = self.signed_in_session(token)?;
-        self.enable_2fa_as(&Actor::Contact, &session.partner_id, &contact, code.into())?;
+        let codes = self.enable_2fa_as(&Actor::Contact, &session.partner_id, &contact, code.into())?;
         let now = self.now();
         let passed = self.update_session(&session.token_hash, |s| s.two_factor_at = Some(now))?;
-        self.session_state_of(&passed)
+        Ok((self.session_state_of(&passed)?, codes))
     }
 
-    /// Pass the 2FA step with a code. The answers of [`Service::verify_2fa`], with a rejected
-    /// code as 401 "Google 2FA failed".
-    pub fn session_verify_2fa(&self, token: &str, code: impl Into<Token>) -> Result<SessionState> {
+    /// Pass the 2FA step with an authenticator code, or recover with a recovery code: that
+    /// disables 2FA (SPEC 8.3: audited with actor `contact`, the purchase hold starts), after
+    /// which the step is setup when 2FA is required. The answers of [`Service::verify_2fa`] and
+    /// [`Service::disable_2fa`], with a rejected code as 401 "Google 2FA failed".
+    pub fn session_verify_2fa(&self, token: &str, factor: impl Into<Factor>) -> Result<SessionState> {
         let (session, contact) = self.signed_in_session(token)?;
-        if !self.verify_2fa_as(&Actor::Contact, &session.partner_id, &contact, code.into())?.is_accepted() {
+        let factor = factor.into();
+        if let Factor::RecoveryCode(_) = factor {
+            self.disable_2fa_as(&Actor::Contact, &session.partner_id, &contact, factor)?;
+            let recovered = self.update_session(&session.token_hash, |s| s.two_factor_at = None)?;
+            return self.session_state_of(&recovered);
+        }
+        if !self.verify_2fa_as(&Actor::Contact, &session.partner_id, &contact, factor)?.is_accepted() {
             return Err(ErrorKind::TokenFailed.into());
         }
         let now = self.now();
         let passed = self.update_session(&session.token_hash, |s| s.two_factor_at = Some(now))?;
         self.session_state_of(&passed)
+    }
+
+    /// New recovery codes for the signed-in contact, proven by an authenticator code. The
+    /// answers of [`Service::regenerate_recovery_codes`].
+    pub fn session_regenerate_recovery_codes(&self, token: &str, code: impl Into<Token>) -> Result<RecoveryCodes> {
+        let (session, contact) = self.signed_in_session(token)?;
+        self.regenerate_recovery_codes_as(&Actor::Contact, &session.partner_id, &contact, code.into())
     }
 
     /// Buy: the request is checked as widget options under `widget` (400 naming the first
@@ -561,8 +589,12 @@ impl Service {
         let Some(checked) = validation.options else {
             return Err(Error::invalid_input("options", "are not valid"));
         };
-        if !self.session_state_of(&session)?.may_purchase {
+        let state = self.session_state_of(&session)?;
+        if !matches!(state.two_factor, Some(TwoFactorStep::None | TwoFactorStep::Passed)) {
             return Err(ErrorKind::TwoFactorRequired.into());
+        }
+        if let Some(until) = state.purchase_hold_until {
+            return Err(Error::purchase_hold(&crate::recovery::rfc3339(until)));
         }
         if partner.environment == Environment::Production {
             return Err(ErrorKind::PurchasesUnavailable.into());

@@ -92,11 +92,15 @@ pub enum ErrorKind {
     OriginNotAllowed = 38,
     /// 503: sign-in codes need a mail service the server does not have.
     SignInUnavailable = 39,
+    /// 400: both an authenticator code and a recovery code were given.
+    FactorConflict = 40,
+    /// 403: purchases are on hold after a 2FA recovery or reset; the message says until when.
+    PurchaseHold = 41,
 }
 
 impl ErrorKind {
     /// Every kind, in numeric order.
-    pub const ALL: [ErrorKind; 39] = [
+    pub const ALL: [ErrorKind; 41] = [
         Self::Unauthorized,
         Self::PayloadTooLarge,
         Self::InvalidInput,
@@ -136,6 +140,8 @@ impl ErrorKind {
         Self::WidgetNotApproved,
         Self::OriginNotAllowed,
         Self::SignInUnavailable,
+        Self::FactorConflict,
+        Self::PurchaseHold,
     ];
 
     /// The stable snake_case name of the kind.
@@ -180,6 +186,8 @@ impl ErrorKind {
             Self::WidgetNotApproved => "widget_not_approved",
             Self::OriginNotAllowed => "origin_not_allowed",
             Self::SignInUnavailable => "sign_in_unavailable",
+            Self::FactorConflict => "factor_conflict",
+            Self::PurchaseHold => "purchase_hold",
         }
     }
 
@@ -199,12 +207,14 @@ impl ErrorKind {
             | Self::ContactIdInvalid
             | Self::IssuerInvalid
             | Self::WidgetTextInvalid
-            | Self::WidgetButtonUrlInvalid => 400,
+            | Self::WidgetButtonUrlInvalid
+            | Self::FactorConflict => 400,
             Self::MustDisableFirst
             | Self::TwoFactorRequired
             | Self::SandboxOnly
             | Self::WidgetNotApproved
-            | Self::OriginNotAllowed => 403,
+            | Self::OriginNotAllowed
+            | Self::PurchaseHold => 403,
             Self::AlreadyEnabled | Self::NotCreated | Self::NotEnabled => 409,
             Self::Locked => 423,
             Self::Throttled | Self::SignInThrottled => 429,
@@ -265,6 +275,8 @@ impl ErrorKind {
             Self::WidgetNotApproved => "This widget is not approved for production yet.",
             Self::OriginNotAllowed => "This site may not embed the widget",
             Self::SignInUnavailable => "Email sign-in is unavailable on this server",
+            Self::FactorConflict => "Give token or recoveryCode, not both",
+            Self::PurchaseHold => "Purchases are on hold after a 2FA reset",
         }
     }
 
@@ -348,6 +360,12 @@ impl Error {
             .with_detail(format!("Too many sign-in codes for this email, try again in {seconds} seconds"));
         e.retry_after = Some(seconds);
         e
+    }
+
+    /// A 403 for an order during the purchase hold: "Purchases are on hold until <time> after
+    /// a 2FA reset", `until` being RFC 3339 UTC.
+    pub fn purchase_hold(until: &str) -> Self {
+        Self::new(ErrorKind::PurchaseHold).with_detail(format!("Purchases are on hold until {until} after a 2FA reset"))
     }
 
     /// A configuration error; `what` is public (it holds no secret).

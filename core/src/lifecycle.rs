@@ -13,9 +13,10 @@ use serde_json::{Map, Value};
 use crate::audit::{Actor, details, event};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::{ContactId, PartnerId};
-use crate::metrics::{AttemptOperation, AttemptResult, Factor, Transition};
+use crate::metrics::{AttemptOperation, AttemptResult, Factor as FactorLabel, Transition};
+use crate::recovery::{self, Factor, Lookup, Method, RecoveryCode, RecoveryCodes};
 use crate::service::Service;
-use crate::store::{ContactRecord, Effects};
+use crate::store::{ContactRecord, Effects, RecoveryCodeSet};
 use crate::token::Token;
 use crate::totp::{self, Secret};
 use crate::vocab::Field;
@@ -69,8 +70,13 @@ impl fmt::Debug for TwoFactorSetup {
 /// The outcome of [`Service::verify_2fa`]: a wrong code is an outcome, not an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verification {
-    /// The code is valid and its time step is now used up.
-    Accepted,
+    /// The code is valid and now used up (its time step, or the recovery code).
+    Accepted {
+        /// Which factor it was.
+        method: Method,
+        /// Unused recovery codes after it (0 once 2FA is off).
+        recovery_codes_remaining: u32,
+    },
     /// The code is wrong, malformed or already used (the three are not told apart).
     Rejected,
 }
@@ -78,7 +84,7 @@ pub enum Verification {
 impl Verification {
     /// `true` for [`Verification::Accepted`].
     pub const fn is_accepted(self) -> bool {
-        matches!(self, Self::Accepted)
+        matches!(self, Self::Accepted { .. })
     }
 }
 
@@ -87,6 +93,7 @@ enum Operation {
     Enable,
     Disable,
     Verify,
+    Regenerate,
 }
 
 impl Operation {
@@ -95,12 +102,13 @@ impl Operation {
             Self::Enable => AttemptOperation::Enable,
             Self::Disable => AttemptOperation::Disable,
             Self::Verify => AttemptOperation::Verify,
+            Self::Regenerate => AttemptOperation::Regenerate,
         }
     }
 
     fn failure(self) -> ErrorKind {
         match self {
-            Self::Enable => ErrorKind::EnableFailed,
+            Self::Enable | Self::Regenerate => ErrorKind::EnableFailed,
             Self::Disable => ErrorKind::DisableFailed,
             Self::Verify => ErrorKind::VerifyFailed,
         }
@@ -120,6 +128,11 @@ struct Attempt<'a> {
 fn record_failure(rec: &mut ContactRecord, now: u64) {
     rec.failures = rec.failures.saturating_add(1);
     rec.last_failure_at = Some(now);
+}
+
+/// The back-off of a failure counter: refused until `last + delay(failures)`.
+fn throttled_until(failures: u32, last: Option<u64>) -> Option<u64> {
+    last?.checked_add(throttle_delay(failures)?)
 }
 
 impl Service {
@@ -201,10 +214,16 @@ impl Service {
         Ok(TwoFactorSetup { qr_code: enrolment.qr_code, manual: enrolment.manual, uri: enrolment.uri })
     }
 
-    /// Confirm the pending secret with a code from it: 2FA becomes enabled and the code's time
-    /// step is used up (so it cannot then disable).
-    pub fn enable_2fa(&self, partner: &PartnerId, contact: &ContactId, token: impl Into<Token>) -> Result<()> {
-        self.lifecycle_attempt(&Actor::Partner, partner, contact, Operation::Enable, token.into())
+    /// Confirm the pending secret with a code from it: 2FA becomes enabled, the code's time
+    /// step is used up (so it cannot then disable), and a set of 10 recovery codes is issued in
+    /// the same transaction. Returns the codes, to show once: they are never shown again.
+    pub fn enable_2fa(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        token: impl Into<Token>,
+    ) -> Result<RecoveryCodes> {
+        self.enable_2fa_as(&Actor::Partner, partner, contact, token.into())
     }
 
     pub(crate) fn enable_2fa_as(
@@ -213,25 +232,63 @@ impl Service {
         partner: &PartnerId,
         contact: &ContactId,
         token: Token,
+    ) -> Result<RecoveryCodes> {
+        self.issuing_attempt(actor, partner, contact, Operation::Enable, token)
+    }
+
+    /// Replace the contact's recovery codes with a new set, proven by an authenticator code
+    /// (the section 2 rules: window, replay, throttle, lock). Returns the new codes, to show
+    /// once. 409 "2FA is not enabled" when it is off.
+    pub fn regenerate_recovery_codes(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        token: impl Into<Token>,
+    ) -> Result<RecoveryCodes> {
+        self.regenerate_recovery_codes_as(&Actor::Partner, partner, contact, token.into())
+    }
+
+    pub(crate) fn regenerate_recovery_codes_as(
+        &self,
+        actor: &Actor,
+        partner: &PartnerId,
+        contact: &ContactId,
+        token: Token,
+    ) -> Result<RecoveryCodes> {
+        self.issuing_attempt(actor, partner, contact, Operation::Regenerate, token)
+    }
+
+    /// Turn 2FA off with an authenticator code or a recovery code ([`Factor`]; `&str` is an
+    /// authenticator code); the secret and the recovery codes are erased. A recovery code works
+    /// while the contact is locked, clears the lock, and starts the purchase hold.
+    pub fn disable_2fa(&self, partner: &PartnerId, contact: &ContactId, factor: impl Into<Factor>) -> Result<()> {
+        self.disable_2fa_as(&Actor::Partner, partner, contact, factor.into())
+    }
+
+    pub(crate) fn disable_2fa_as(
+        &self,
+        actor: &Actor,
+        partner: &PartnerId,
+        contact: &ContactId,
+        factor: Factor,
     ) -> Result<()> {
-        self.lifecycle_attempt(actor, partner, contact, Operation::Enable, token)
+        match self.attempt(actor, partner, contact, Operation::Disable, factor, None)? {
+            Verification::Accepted { .. } => Ok(()),
+            Verification::Rejected => Err(ErrorKind::TokenFailed.into()),
+        }
     }
 
-    /// Turn 2FA off with a valid code; the secret is erased.
-    pub fn disable_2fa(&self, partner: &PartnerId, contact: &ContactId, token: impl Into<Token>) -> Result<()> {
-        self.lifecycle_attempt(&Actor::Partner, partner, contact, Operation::Disable, token.into())
-    }
-
-    /// Check a code for a login or purchase, under the same replay and throttle rules. A wrong
+    /// Check a code for a login or purchase, under the same replay and throttle rules: an
+    /// authenticator code or a recovery code ([`Factor`]; a recovery code is used up). A wrong
     /// code is [`Verification::Rejected`]; errors are the state, lock, throttle, missing-token
     /// and storage answers.
     pub fn verify_2fa(
         &self,
         partner: &PartnerId,
         contact: &ContactId,
-        token: impl Into<Token>,
+        factor: impl Into<Factor>,
     ) -> Result<Verification> {
-        self.attempt(&Actor::Partner, partner, contact, Operation::Verify, token.into())
+        self.attempt(&Actor::Partner, partner, contact, Operation::Verify, factor.into(), None)
     }
 
     pub(crate) fn verify_2fa_as(
@@ -239,9 +296,9 @@ impl Service {
         actor: &Actor,
         partner: &PartnerId,
         contact: &ContactId,
-        token: Token,
+        factor: Factor,
     ) -> Result<Verification> {
-        self.attempt(actor, partner, contact, Operation::Verify, token)
+        self.attempt(actor, partner, contact, Operation::Verify, factor, None)
     }
 
     /// Whether 2FA is enabled for the contact (unknown contacts: false; an unknown partner:
@@ -264,16 +321,19 @@ impl Service {
         }
     }
 
-    fn lifecycle_attempt(
+    /// Enable or regenerate: an authenticator-code attempt that issues a new set of recovery
+    /// codes (made before the transaction, so it holds the record no longer than any attempt).
+    fn issuing_attempt(
         &self,
         actor: &Actor,
         partner: &PartnerId,
         contact: &ContactId,
         op: Operation,
         token: Token,
-    ) -> Result<()> {
-        match self.attempt(actor, partner, contact, op, token)? {
-            Verification::Accepted => Ok(()),
+    ) -> Result<RecoveryCodes> {
+        let (codes, set) = recovery::issue(partner, contact).map_err(|e| e.relabel(op.failure()))?;
+        match self.attempt(actor, partner, contact, op, Factor::Token(token), Some(&set))? {
+            Verification::Accepted { .. } => Ok(codes),
             Verification::Rejected => Err(ErrorKind::TokenFailed.into()),
         }
     }
@@ -284,7 +344,8 @@ impl Service {
         partner: &PartnerId,
         contact: &ContactId,
         op: Operation,
-        token: Token,
+        factor: Factor,
+        issued: Option<&RecoveryCodeSet>,
     ) -> Result<Verification> {
         let started = Instant::now();
         let now = self.now();
@@ -293,7 +354,10 @@ impl Service {
         let stored = self.store().update_contact(partner, contact, &mut |rec, effects| {
             never_written = *rec == ContactRecord::default();
             let attempt = Attempt { actor, partner, contact, op, now };
-            let (result, write) = self.evaluate(&attempt, token, rec, effects);
+            let (result, write) = match &factor {
+                Factor::Token(token) => self.evaluate(&attempt, token, issued, rec, effects),
+                Factor::RecoveryCode(code) => self.evaluate_recovery(&attempt, code, rec, effects),
+            };
             // A rejection that writes nothing is a replay (a failure is always counted).
             replayed = matches!(result, Ok(Verification::Rejected)) && !write;
             locked = effects.audit.iter().any(|d| d.event == event::LOCKED);
@@ -308,7 +372,11 @@ impl Service {
             Ok(()) if never_written && outcome.is_err() => self.partner_exists(partner, op.failure()).and(outcome),
             Ok(()) => outcome,
         };
-        self.count_attempt(op, &outcome, replayed, locked && committed, started);
+        let label = match factor {
+            Factor::Token(_) => FactorLabel::Token,
+            Factor::RecoveryCode(_) => FactorLabel::RecoveryCode,
+        };
+        self.count_attempt(op, label, &outcome, replayed, locked && committed, started);
         outcome
     }
 
@@ -316,13 +384,14 @@ impl Service {
     fn count_attempt(
         &self,
         op: Operation,
+        factor: FactorLabel,
         outcome: &Result<Verification>,
         replayed: bool,
         locked: bool,
         started: Instant,
     ) {
         let result = match outcome {
-            Ok(Verification::Accepted) => AttemptResult::Accepted,
+            Ok(Verification::Accepted { .. }) => AttemptResult::Accepted,
             Ok(Verification::Rejected) if replayed => AttemptResult::Replayed,
             Ok(Verification::Rejected) => AttemptResult::Rejected,
             Err(e) => match e.kind() {
@@ -333,7 +402,10 @@ impl Service {
             },
         };
         let metrics = self.metrics();
-        metrics.attempt(op.metric(), Factor::Token, result, started.elapsed());
+        metrics.attempt(op.metric(), factor, result, started.elapsed());
+        if factor == FactorLabel::RecoveryCode && result == AttemptResult::Replayed {
+            metrics.recovery_code_reused();
+        }
         match (op, result) {
             (Operation::Enable, AttemptResult::Accepted) => metrics.transition(Transition::Enabled),
             (Operation::Disable, AttemptResult::Accepted) => metrics.transition(Transition::Disabled),
@@ -349,6 +421,7 @@ impl Service {
             && rec.pending_created_at.is_some_and(|t| now < t.saturating_add(self.config().pending_ttl_secs))
     }
 
+    /// The lock and the back-off of authenticator codes.
     fn refusal(&self, rec: &ContactRecord, now: u64) -> Option<Error> {
         if !self.config().throttling {
             return None;
@@ -356,8 +429,80 @@ impl Service {
         if rec.failures >= LOCK_AFTER {
             return Some(ErrorKind::Locked.into());
         }
-        let until = rec.last_failure_at?.saturating_add(throttle_delay(rec.failures)?);
+        let until = throttled_until(rec.failures, rec.last_failure_at)?;
         (now < until).then(|| Error::throttled(until - now))
+    }
+
+    /// The back-off of recovery codes: their own counter, and no lock (SPEC 8.1).
+    fn recovery_refusal(&self, rec: &ContactRecord, now: u64) -> Option<Error> {
+        if !self.config().throttling {
+            return None;
+        }
+        let until = throttled_until(rec.recovery_failures, rec.recovery_last_failure_at)?;
+        (now < until).then(|| Error::throttled(until - now))
+    }
+
+    /// The answer to a state a factor cannot be used in, or `None`.
+    fn state_answer(&self, op: Operation, rec: &ContactRecord, now: u64) -> Option<ErrorKind> {
+        match op {
+            Operation::Enable if rec.enabled => Some(ErrorKind::AlreadyEnabled),
+            Operation::Enable if !self.pending_is_live(rec, now) => Some(ErrorKind::NotCreated),
+            Operation::Disable | Operation::Verify | Operation::Regenerate if !rec.enabled => {
+                Some(ErrorKind::NotEnabled)
+            }
+            _ => None,
+        }
+    }
+
+    /// One recovery-code attempt (disable or verify) against a locked record. Returns the
+    /// answer and whether to write `rec`. A used code presented again is refused and audited as
+    /// `recovery_code.reused`, not counted; a wrong one counts in the recovery counter.
+    fn evaluate_recovery(
+        &self,
+        a: &Attempt<'_>,
+        code: &RecoveryCode,
+        rec: &mut ContactRecord,
+        effects: &mut Effects,
+    ) -> (Result<Verification>, bool) {
+        let Attempt { actor, partner, contact, op, now } = *a;
+        if matches!(op, Operation::Enable | Operation::Regenerate) {
+            return (Err(Error::invalid_input("recoveryCode", "is not accepted here")), false);
+        }
+        if let Some(kind) = self.state_answer(op, rec, now) {
+            return (Err(kind.into()), false);
+        }
+        if let Some(refused) = self.recovery_refusal(rec, now) {
+            return (Err(refused), false);
+        }
+        let index = match recovery::lookup(partner, contact, rec, code) {
+            Lookup::Unused(i) => i,
+            Lookup::Used => {
+                effects.audit(self.draft(actor, event::RECOVERY_CODE_REUSED, Some(contact), Map::new()));
+                return (Ok(Verification::Rejected), false);
+            }
+            Lookup::Unknown => {
+                rec.recovery_failures = rec.recovery_failures.saturating_add(1);
+                rec.recovery_last_failure_at = Some(now);
+                return (Ok(Verification::Rejected), true);
+            }
+        };
+        if let Some(set) = rec.recovery.as_mut() {
+            set.codes[index].used = true;
+        }
+        rec.recovery_failures = 0;
+        rec.recovery_last_failure_at = None;
+        if op == Operation::Disable {
+            recovery::erase(rec);
+            rec.hold_until = Some(now.saturating_add(self.config().purchase_hold_secs));
+            effects.audit(self.draft(actor, event::RECOVERY_CODE_USED, Some(contact), recovery::used(0)));
+            let method = details([("method", Value::from(Method::RecoveryCode.as_str()))]);
+            effects.audit(self.draft(actor, event::DISABLED, Some(contact), method));
+        } else {
+            let left = recovery::remaining(rec);
+            effects.audit(self.draft(actor, event::RECOVERY_CODE_USED, Some(contact), recovery::used(left)));
+        }
+        let remaining = recovery::remaining(rec);
+        (Ok(Verification::Accepted { method: Method::RecoveryCode, recovery_codes_remaining: remaining }), true)
     }
 
     /// A failed evaluation: counted, and the 100th in a row locks 2FA (audited).
@@ -369,22 +514,18 @@ impl Service {
         }
     }
 
-    /// One attempt against a locked record. Returns the answer and whether to write `rec`.
+    /// One authenticator-code attempt against a locked record; `issued` is the new set of
+    /// recovery codes of an enable or regenerate. Returns the answer and whether to write `rec`.
     fn evaluate(
         &self,
         a: &Attempt<'_>,
-        token: Token,
+        token: &Token,
+        issued: Option<&RecoveryCodeSet>,
         rec: &mut ContactRecord,
         effects: &mut Effects,
     ) -> (Result<Verification>, bool) {
         let Attempt { actor, partner, contact, op, now } = *a;
-        let state = match op {
-            Operation::Enable if rec.enabled => Some(ErrorKind::AlreadyEnabled),
-            Operation::Enable if !self.pending_is_live(rec, now) => Some(ErrorKind::NotCreated),
-            Operation::Disable | Operation::Verify if !rec.enabled => Some(ErrorKind::NotEnabled),
-            _ => None,
-        };
-        if let Some(kind) = state {
+        if let Some(kind) = self.state_answer(op, rec, now) {
             return (Err(kind.into()), false);
         }
         if let Some(refused) = self.refusal(rec, now) {
@@ -400,7 +541,7 @@ impl Service {
         };
         let (field, sealed) = match op {
             Operation::Enable => (Field::Pending, rec.pending.as_deref()),
-            Operation::Disable | Operation::Verify => (Field::Secret, rec.secret.as_deref()),
+            Operation::Disable | Operation::Verify | Operation::Regenerate => (Field::Secret, rec.secret.as_deref()),
         };
         let opened = sealed.ok_or_else(|| Error::new(op.failure()).with_cause("secret is missing")).and_then(|s| {
             self.keys().open(partner, contact, field, s).map_err(|e| Error::new(op.failure()).with_cause(e))
@@ -409,7 +550,7 @@ impl Service {
             Ok(s) => s,
             Err(e) => return (Err(e), false),
         };
-        match totp::verify_code(&secret, code, now, self.config().window) {
+        match totp::verify_code(&secret, *code, now, self.config().window) {
             None => {
                 self.record_failure(a, rec, effects);
                 (Ok(Verification::Rejected), true)
@@ -424,24 +565,32 @@ impl Service {
                             rec.secret = Some(sealed);
                             rec.pending = None;
                             rec.pending_created_at = None;
+                            rec.recovery = issued.cloned();
+                            rec.recovery_failures = 0;
+                            rec.recovery_last_failure_at = None;
                             effects.audit(self.draft(actor, event::ENABLED, Some(contact), Map::new()));
+                            let why = recovery::issued("enable");
+                            effects.audit(self.draft(actor, event::RECOVERY_CODES_ISSUED, Some(contact), why));
                         }
                         Err(e) => return (Err(e.relabel(op.failure())), false),
                     },
                     Operation::Disable => {
-                        rec.enabled = false;
-                        rec.secret = None;
-                        rec.pending = None;
-                        rec.pending_created_at = None;
-                        let method = details([("method", Value::from("token"))]);
+                        recovery::erase(rec);
+                        let method = details([("method", Value::from(Method::Token.as_str()))]);
                         effects.audit(self.draft(actor, event::DISABLED, Some(contact), method));
+                    }
+                    Operation::Regenerate => {
+                        rec.recovery = issued.cloned();
+                        let why = recovery::issued("regenerate");
+                        effects.audit(self.draft(actor, event::RECOVERY_CODES_ISSUED, Some(contact), why));
                     }
                     Operation::Verify => {}
                 }
                 rec.last_step = Some(step);
                 rec.failures = 0;
                 rec.last_failure_at = None;
-                (Ok(Verification::Accepted), true)
+                let remaining = recovery::remaining(rec);
+                (Ok(Verification::Accepted { method: Method::Token, recovery_codes_remaining: remaining }), true)
             }
         }
     }
@@ -500,10 +649,10 @@ impl Service {
         Ok(self.kyc_rule(partner, contact)?.0)
     }
 
-    /// Whether the contact may purchase: refused while 2FA is required and not enabled.
+    /// Whether the contact may purchase: refused while 2FA is required and not enabled, and
+    /// during a purchase hold. [`Service::purchase_check`] tells why and until when.
     pub fn may_purchase(&self, partner: &PartnerId, contact: &ContactId) -> Result<bool> {
-        let (required, enabled) = self.kyc_rule(partner, contact)?;
-        Ok(enabled || !required)
+        Ok(self.purchase_check(partner, contact)?.is_allowed())
     }
 
     /// The partner's contacts for which 2FA is required but not enabled, in id order.

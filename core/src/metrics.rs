@@ -39,6 +39,7 @@ const HTTP_REQUESTS: &str = "rampart_http_requests_total";
 const HTTP_DURATION: &str = "rampart_http_request_duration_seconds";
 const STORE_ERRORS: &str = "rampart_store_errors_total";
 const AUDIT_WRITE_FAILURES: &str = "rampart_audit_write_failures_total";
+const RECOVERY_CODE_REUSE: &str = "rampart_recovery_code_reuse_total";
 const BUILD_INFO: &str = "rampart_build_info";
 
 /// A 2FA operation, as the `operation` label names it.
@@ -218,6 +219,7 @@ impl Metrics {
         metrics.recorder.register_gauge(&Key::from_parts(BUILD_INFO, build), &METADATA).set(1.0);
         // A counter without labels starts at 0, so a rate is defined before the first event.
         metrics.recorder.register_counter(&Key::from_name(AUDIT_WRITE_FAILURES), &METADATA).absolute(0);
+        metrics.recorder.register_counter(&Key::from_name(RECOVERY_CODE_REUSE), &METADATA).absolute(0);
         metrics
     }
 
@@ -230,6 +232,7 @@ impl Metrics {
             text(HTTP_REQUESTS, None, "HTTP requests by route template, method and status."),
             text(STORE_ERRORS, None, "Store calls that failed, by store operation."),
             text(AUDIT_WRITE_FAILURES, None, "Changes refused because their audit events could not be written."),
+            text(RECOVERY_CODE_REUSE, None, "Used recovery codes presented again (a leaked code sheet)."),
         ] {
             r.describe_counter(name, unit, help.into());
         }
@@ -287,6 +290,13 @@ impl Metrics {
         let duration = self.attempt_durations[o]
             .get_or_init(|| self.histogram(ATTEMPT_DURATION, vec![label("operation", operation.as_str())]));
         self.observe(duration, elapsed);
+    }
+
+    /// A used recovery code presented again.
+    pub fn recovery_code_reused(&self) {
+        if self.enabled {
+            self.count(RECOVERY_CODE_REUSE, Vec::new());
+        }
     }
 
     /// A 2FA state change this process made.

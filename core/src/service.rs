@@ -53,6 +53,9 @@ pub struct Config {
     pub session_idle_secs: u64,
     /// Seconds a widget sign-in code stays valid. Default 600 (10 minutes).
     pub sign_in_code_ttl_secs: u64,
+    /// Seconds a contact may not purchase after a disable by recovery code or an operator
+    /// reset, 0..=604800. Default 86400 (24 hours).
+    pub purchase_hold_secs: u64,
     /// Record metrics (SPEC 9.2). Default on; off, [`Service::metrics_text`] shows only
     /// `rampart_build_info` and recording costs nothing (a server that serves no metrics).
     pub metrics: bool,
@@ -71,6 +74,7 @@ impl Default for Config {
             auth_cache_ttl: Duration::ZERO,
             session_idle_secs: crate::checkout::SESSION_IDLE_SECS,
             sign_in_code_ttl_secs: crate::checkout::SIGN_IN_CODE_TTL_SECS,
+            purchase_hold_secs: crate::recovery::DEFAULT_HOLD_SECS,
             metrics: true,
         }
     }
@@ -89,6 +93,7 @@ impl fmt::Debug for Config {
             .field("auth_cache_ttl", &self.auth_cache_ttl)
             .field("session_idle_secs", &self.session_idle_secs)
             .field("sign_in_code_ttl_secs", &self.sign_in_code_ttl_secs)
+            .field("purchase_hold_secs", &self.purchase_hold_secs)
             .field("metrics", &self.metrics)
             .finish()
     }
@@ -119,6 +124,9 @@ impl Config {
         }
         if self.sign_in_code_ttl_secs == 0 {
             return Err(Error::invalid_input("sign_in_code_ttl_secs", "must be at least 1"));
+        }
+        if self.purchase_hold_secs > crate::recovery::MAX_HOLD_SECS {
+            return Err(Error::invalid_input("purchase_hold_secs", "must be 0 to 604800"));
         }
         if self.auth_cache_ttl > MAX_AUTH_CACHE_TTL {
             return Err(Error::config("authentication cache lifetime must be at most 60 seconds"));
@@ -226,6 +234,12 @@ impl ServiceBuilder {
     /// Record metrics (default on; see [`Config::metrics`]).
     pub fn metrics(mut self, on: bool) -> Self {
         self.config.metrics = on;
+        self
+    }
+
+    /// Seconds purchases are on hold after a 2FA recovery or reset, 0..=604800 (default 86400).
+    pub fn purchase_hold_secs(mut self, secs: u64) -> Self {
+        self.config.purchase_hold_secs = secs;
         self
     }
 

@@ -180,6 +180,8 @@ fn session_tokens_are_random_and_46_characters(b: Backend) {
             kyc_passed: false,
             two_factor: None,
             may_purchase: false,
+            purchase_hold_until: None,
+            recovery_codes_remaining: 0,
         }
     );
     assert!(!s1.signed_in());
@@ -385,6 +387,8 @@ fn sign_in_with_the_emailed_code(b: Backend) {
             kyc_passed: false,
             two_factor: Some(TwoFactorStep::None),
             may_purchase: true,
+            purchase_hold_until: None,
+            recovery_codes_remaining: 0,
         }
     );
     assert_eq!(f.service.session_state(&token).unwrap(), state);
@@ -702,8 +706,9 @@ fn two_factor_setup_enable_then_verify(b: Backend) {
         f.service.session_enable_2fa(&t, ""),
         (ErrorKind::TokenMissing, 401, "Google 2FA requires the token to be passed in"),
     );
-    let state = f.service.session_enable_2fa(&t, code_now(&f, &totp).as_str()).unwrap();
+    let (state, codes) = f.service.session_enable_2fa(&t, code_now(&f, &totp).as_str()).unwrap();
     assert_eq!((state.two_factor, state.may_purchase), (Some(TwoFactorStep::Passed), true));
+    assert_eq!((codes.len(), state.recovery_codes_remaining), (10, 10));
     assert!(f.service.status_2fa(&f.partner, &contact).unwrap());
     assert_eq!(f.service.session_state(&t).unwrap(), state);
     // Enabled: create and enable again are the lifecycle's answers.

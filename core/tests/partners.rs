@@ -252,7 +252,11 @@ fn storage_failures_fail_closed() {
     for fail in [FaultyStore::<rampart_core::MemoryStore>::fail_reads, FaultyStore::fail_writes] {
         fail(&store, true);
         check(svc.create_2fa(&p, &contact(), None).map(drop), ErrorKind::CreateFailed, "Error enabling 2FA");
-        check(svc.enable_2fa(&p, &pending, pending_code.as_str()), ErrorKind::EnableFailed, "Error enabling 2FA");
+        check(
+            svc.enable_2fa(&p, &pending, pending_code.as_str()).map(drop),
+            ErrorKind::EnableFailed,
+            "Error enabling 2FA",
+        );
         check(svc.disable_2fa(&p, &enabled, code(1).as_str()), ErrorKind::DisableFailed, "Error disabling 2FA");
         check(svc.verify_2fa(&p, &enabled, code(1).as_str()).map(drop), ErrorKind::VerifyFailed, "Error verifying 2FA");
         check(svc.verify_2fa(&p, &enabled, "000000").map(drop), ErrorKind::VerifyFailed, "Error verifying 2FA");

@@ -84,7 +84,7 @@ fn fifty_threads_one_code_exactly_one_success_per_round() {
     let mut tally = vec![(0usize, 0usize, Vec::new()); ROUNDS];
     for (round, answer) in received {
         match answer {
-            Ok(Verification::Accepted) => tally[round].0 += 1,
+            Ok(Verification::Accepted { .. }) => tally[round].0 += 1,
             Ok(Verification::Rejected) => tally[round].1 += 1,
             Err(e) => tally[round].2.push(format!("{} {}: {:?}", e.kind().name(), e.message(), e.cause())),
         }
@@ -503,7 +503,7 @@ impl World {
             Op::Create(p, c) => answer(svc.create_2fa(&pid(p), &cid(c), None), created),
             Op::Enable(p, c, code) => {
                 let token = self.token(ids, target, Field::Pending, code, wrong);
-                unit(svc.enable_2fa(&pid(p), &cid(c), token))
+                unit(svc.enable_2fa(&pid(p), &cid(c), token).map(drop))
             }
             Op::Verify(p, c, code) => {
                 let token = self.token(ids, target, Field::Secret, code, wrong);
@@ -677,7 +677,7 @@ impl World {
             Op::SessionCreate(slot) => answer(svc.session_create_2fa(self.session(slot)), created),
             Op::SessionEnable(slot, code) => {
                 let token = self.token(ids, target, Field::Pending, code, wrong);
-                answer(svc.session_enable_2fa(self.session(slot), token), |s| Self::show_state(ids, &s))
+                answer(svc.session_enable_2fa(self.session(slot), token), |(s, _)| Self::show_state(ids, &s))
             }
             Op::SessionVerify(slot, code) => {
                 let token = self.token(ids, target, Field::Secret, code, wrong);

@@ -135,6 +135,90 @@ pub struct ContactRecord {
     pub failures: u32,
     /// When the last failure happened (Unix seconds).
     pub last_failure_at: Option<u64>,
+    /// The recovery codes (hashes only), while 2FA is enabled with a set.
+    pub recovery: Option<RecoveryCodeSet>,
+    /// Consecutive wrong recovery codes (their own throttle, SPEC 8.1).
+    pub recovery_failures: u32,
+    /// When the last wrong recovery code came (Unix seconds).
+    pub recovery_last_failure_at: Option<u64>,
+    /// Until when the contact may not purchase (Unix seconds), after a disable by recovery
+    /// code or an operator reset.
+    pub hold_until: Option<u64>,
+}
+
+/// A contact's set of recovery codes as stored: an id and, per code, its SHA-256 and whether it
+/// was used. The codes themselves are never stored.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RecoveryCodeSet {
+    /// The set's id (random), bound into every code's hash so a replaced set's codes never match.
+    pub id: [u8; 16],
+    /// The codes' hashes, in issue order.
+    pub codes: Vec<RecoveryCodeSlot>,
+}
+
+/// One recovery code of a [`RecoveryCodeSet`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct RecoveryCodeSlot {
+    /// SHA-256 over the domain prefix, partner, contact, set id and normalized code.
+    pub hash: [u8; 32],
+    /// The code was used (kept, so presenting it again is told apart as a reuse).
+    pub used: bool,
+}
+
+/// The encoding's version byte.
+const RECOVERY_SET_V1: u8 = 1;
+
+impl RecoveryCodeSet {
+    /// How many codes are left.
+    pub fn remaining(&self) -> u32 {
+        // At most 255 codes (the encoding's count byte).
+        self.codes.iter().filter(|c| !c.used).count() as u32
+    }
+
+    /// The stored bytes: version 1, the id, the count, then per code its used flag and hash.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(18 + self.codes.len() * 33);
+        out.push(RECOVERY_SET_V1);
+        out.extend_from_slice(&self.id);
+        out.push(u8::try_from(self.codes.len()).unwrap_or(u8::MAX));
+        for slot in self.codes.iter().take(usize::from(u8::MAX)) {
+            out.push(u8::from(slot.used));
+            out.extend_from_slice(&slot.hash);
+        }
+        out
+    }
+
+    /// Decode [`RecoveryCodeSet::to_bytes`]; [`StoreError::Corrupt`] for anything else.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, StoreError> {
+        const CORRUPT: StoreError = StoreError::Corrupt("recovery codes do not decode");
+        let [RECOVERY_SET_V1, rest @ ..] = bytes else { return Err(CORRUPT) };
+        let (Some(id), Some((&count, slots))) = (rest.get(..16), rest.get(16..).and_then(<[u8]>::split_first)) else {
+            return Err(CORRUPT);
+        };
+        if slots.len() != usize::from(count) * 33 {
+            return Err(CORRUPT);
+        }
+        let codes = slots
+            .chunks_exact(33)
+            .map(|c| match c[0] {
+                0 | 1 => Ok(RecoveryCodeSlot { used: c[0] == 1, hash: c[1..].try_into().map_err(|_| CORRUPT)? }),
+                _ => Err(CORRUPT),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self { id: id.try_into().map_err(|_| CORRUPT)?, codes })
+    }
+}
+
+impl fmt::Debug for RecoveryCodeSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecoveryCodeSlot").field("used", &self.used).finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for RecoveryCodeSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecoveryCodeSet").field("remaining", &self.remaining()).finish_non_exhaustive()
+    }
 }
 
 impl fmt::Debug for ContactRecord {
@@ -146,6 +230,9 @@ impl fmt::Debug for ContactRecord {
             .field("has_pending", &self.pending.is_some())
             .field("last_step", &self.last_step)
             .field("failures", &self.failures)
+            .field("recovery", &self.recovery)
+            .field("recovery_failures", &self.recovery_failures)
+            .field("hold_until", &self.hold_until)
             .finish_non_exhaustive()
     }
 }

@@ -56,8 +56,8 @@ use sha2::{Digest, Sha256};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{
-    AuditHead, AuditRow, ContactRecord, Effects, OrderRecord, OrderStatus, PartnerRecord, SealedSample, SessionRecord,
-    SignInRecord, Store, StoreError,
+    AuditHead, AuditRow, ContactRecord, Effects, OrderRecord, OrderStatus, PartnerRecord, RecoveryCodeSet,
+    SealedSample, SessionRecord, SignInRecord, Store, StoreError,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -255,6 +255,11 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE partners ADD COLUMN audit_seq BIGINT NOT NULL DEFAULT 0;
     ALTER TABLE partners ADD COLUMN audit_head TEXT NOT NULL
         DEFAULT '0000000000000000000000000000000000000000000000000000000000000000';",
+    // 3: recovery codes (hashes only), their own throttle, the purchase hold (SPEC section 8).
+    "ALTER TABLE contacts ADD COLUMN recovery_codes BYTEA;
+    ALTER TABLE contacts ADD COLUMN recovery_failures BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE contacts ADD COLUMN recovery_last_failure_at BIGINT;
+    ALTER TABLE contacts ADD COLUMN hold_until BIGINT;",
 ];
 
 /// The schema version whose migration moves the operator log into the audit chains.
@@ -265,6 +270,7 @@ const AUDIT_CHAIN_VERSION: usize = 2;
 const MIGRATION_CHANGED: &[&str] = &[
     "schema_migrations: version 1 was applied from SQL other than this library's (checksum differs)",
     "schema_migrations: version 2 was applied from SQL other than this library's (checksum differs)",
+    "schema_migrations: version 3 was applied from SQL other than this library's (checksum differs)",
 ];
 
 const _: () = assert!(MIGRATION_CHANGED.len() == MIGRATIONS.len());
@@ -652,13 +658,17 @@ fn write_audit(tx: &mut impl Sql, partner: &PartnerId, drafts: &[chain::AuditDra
 macro_rules! update_contact_sql {
     () => {
         "UPDATE contacts SET kyc_passed = $3, enabled = $4, secret = $5, pending = $6, \
-         pending_created_at = $7, last_step = $8, failures = $9, last_failure_at = $10 \
+         pending_created_at = $7, last_step = $8, failures = $9, last_failure_at = $10, \
+         recovery_codes = $11, recovery_failures = $12, recovery_last_failure_at = $13, hold_until = $14 \
          WHERE partner_id = $1 AND contact_id = $2"
     };
 }
 
 /// `update_contact`'s write of the record.
 const UPDATE_CONTACT: &str = update_contact_sql!();
+
+/// The parameters of [`UPDATE_CONTACT`]: the key and the record's columns.
+const CONTACT_FIELDS: usize = 14;
 
 /// [`UPDATE_CONTACT`] with one audit event, in one statement: lock the partner's head, insert
 /// the row linked to it (its hash finished from [`chain::canonical_prefix`] with the head's
@@ -669,10 +679,10 @@ const UPDATE_CONTACT_AUDITED: &str = concat!(
     update_contact_sql!(),
     "), \
      head AS (SELECT audit_seq + 1 AS seq, audit_head AS prev FROM partners WHERE id = $1 FOR UPDATE), \
-     linked AS (SELECT seq, prev, encode(sha256(convert_to($11 || prev || '\",\"seq\":' || seq::text || '}', \
+     linked AS (SELECT seq, prev, encode(sha256(convert_to($15 || prev || '\",\"seq\":' || seq::text || '}', \
        'UTF8')), 'hex') AS hash FROM head), \
      row AS (INSERT INTO audit_events (partner_id, seq, id, at, contact_id, actor, event, details, prev, hash) \
-       SELECT $1, seq, $12, $13, $14, $15, $16, $17, prev, hash FROM linked RETURNING seq, hash) \
+       SELECT $1, seq, $16, $17, $18, $19, $20, $21, prev, hash FROM linked RETURNING seq, hash) \
      UPDATE partners SET audit_seq = row.seq, audit_head = row.hash FROM row WHERE partners.id = $1"
 );
 
@@ -682,7 +692,7 @@ fn update_contact_audited(
     tx: &mut impl Sql,
     partner: &PartnerId,
     draft: &chain::AuditDraft,
-    fields: &[&(dyn ToSql + Sync); 10],
+    fields: &[&(dyn ToSql + Sync); CONTACT_FIELDS],
 ) -> Result<(), StoreError> {
     let prefix = chain::canonical_prefix(partner, draft);
     let (id, at) = (draft.id.to_string(), chain::rfc3339_millis(draft.at_ms));
@@ -1069,7 +1079,8 @@ fn write_partner(client: &mut impl Sql, p: &PartnerRecord, insert: bool) -> Resu
 /// Contact columns, in [`contact_from_row`]'s order.
 macro_rules! contact_columns {
     () => {
-        "kyc_passed, enabled, secret, pending, pending_created_at, last_step, failures, last_failure_at"
+        "kyc_passed, enabled, secret, pending, pending_created_at, last_step, failures, last_failure_at, \
+         recovery_codes, recovery_failures, recovery_last_failure_at, hold_until"
     };
 }
 
@@ -1083,6 +1094,10 @@ fn contact_from_row(row: &Row) -> Result<ContactRecord, StoreError> {
         last_step: opt_time(row, 5)?,
         failures: count(row, 6)?,
         last_failure_at: opt_time(row, 7)?,
+        recovery: row.try_get::<_, Option<Vec<u8>>>(8)?.map(|b| RecoveryCodeSet::from_bytes(&b)).transpose()?,
+        recovery_failures: count(row, 9)?,
+        recovery_last_failure_at: opt_time(row, 10)?,
+        hold_until: opt_time(row, 11)?,
     })
 }
 
@@ -1322,7 +1337,13 @@ impl Store for PostgresStore {
                 i64::from(record.failures),
                 record.last_failure_at.map(to_sql_u64),
             );
-            let fields: [&(dyn ToSql + Sync); 10] = [
+            let (recovery, recovery_failures, recovery_failed_at, hold_until) = (
+                record.recovery.as_ref().map(RecoveryCodeSet::to_bytes),
+                i64::from(record.recovery_failures),
+                record.recovery_last_failure_at.map(to_sql_u64),
+                record.hold_until.map(to_sql_u64),
+            );
+            let fields: [&(dyn ToSql + Sync); CONTACT_FIELDS] = [
                 &p,
                 &c,
                 &record.kyc_passed,
@@ -1333,6 +1354,10 @@ impl Store for PostgresStore {
                 &last_step,
                 &failures,
                 &failed_at,
+                &recovery,
+                &recovery_failures,
+                &recovery_failed_at,
+                &hold_until,
             ];
             match effects.audit.as_slice() {
                 // The usual audited change, one event: the record, the row and the head in one
@@ -1618,7 +1643,7 @@ mod tests {
     use super::*;
     use crate::store::sample_order;
     use crate::totp::{self, Secret};
-    use crate::{Environment, KeyRing, ManualClock, Service, Verification};
+    use crate::{Environment, KeyRing, ManualClock, Service};
 
     fn url() -> String {
         std::env::var("RAMPART_TEST_DATABASE_URL").unwrap_or_else(|_| {
@@ -2148,7 +2173,7 @@ mod tests {
             clock.advance(30);
             let code = totp::code_at(&secret, now());
             let results = together(16, |i| servers[i % 2].verify_2fa(&partner, &contact, code.as_str()).unwrap());
-            assert_eq!(results.iter().filter(|v| **v == Verification::Accepted).count(), 1, "round {round}");
+            assert_eq!(results.iter().filter(|v| v.is_accepted()).count(), 1, "round {round}");
             let record = servers[0].store().contact(&partner, &contact).unwrap().unwrap();
             assert_eq!(record.failures, 0, "round {round}: replays do not count");
         }

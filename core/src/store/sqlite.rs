@@ -18,8 +18,8 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::{
-    AuditHead, AuditRow, ContactRecord, Effects, OrderRecord, OrderStatus, PartnerRecord, SealedSample, SessionRecord,
-    SignInRecord, Store, StoreError,
+    AuditHead, AuditRow, ContactRecord, Effects, OrderRecord, OrderStatus, PartnerRecord, RecoveryCodeSet,
+    SealedSample, SessionRecord, SignInRecord, Store, StoreError,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -167,6 +167,11 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE partners ADD COLUMN audit_seq INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE partners ADD COLUMN audit_head TEXT NOT NULL
         DEFAULT '0000000000000000000000000000000000000000000000000000000000000000';",
+    // 5: recovery codes (hashes only), their own throttle, the purchase hold (SPEC section 8).
+    "ALTER TABLE contacts ADD COLUMN recovery_codes BLOB;
+    ALTER TABLE contacts ADD COLUMN recovery_failures INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE contacts ADD COLUMN recovery_last_failure_at INTEGER;
+    ALTER TABLE contacts ADD COLUMN hold_until INTEGER;",
 ];
 
 /// The schema version whose migration moves the operator log into the audit chains.
@@ -465,7 +470,8 @@ fn partner_from_row(row: &Row<'_>) -> rusqlite::Result<PartnerRecord> {
 /// Contact columns, in [`contact_from_row`]'s order.
 macro_rules! contact_columns {
     () => {
-        "kyc_passed, enabled, secret, pending, pending_created_at, last_step, failures, last_failure_at"
+        "kyc_passed, enabled, secret, pending, pending_created_at, last_step, failures, last_failure_at, \
+         recovery_codes, recovery_failures, recovery_last_failure_at, hold_until"
     };
 }
 
@@ -481,6 +487,14 @@ fn contact_from_row(row: &Row<'_>) -> rusqlite::Result<ContactRecord> {
         last_step: opt_u64(5)?,
         failures: row.get(6)?,
         last_failure_at: opt_u64(7)?,
+        recovery: row
+            .get::<_, Option<Vec<u8>>>(8)?
+            .map(|b| RecoveryCodeSet::from_bytes(&b))
+            .transpose()
+            .map_err(|_| corrupt(8, "recovery codes do not decode"))?,
+        recovery_failures: row.get(9)?,
+        recovery_last_failure_at: opt_u64(10)?,
+        hold_until: opt_u64(11)?,
     })
 }
 
@@ -757,13 +771,17 @@ impl Store for SqliteStore {
                     "INSERT INTO contacts (partner_id, contact_id, ",
                     contact_columns!(),
                     ")
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
                      ON CONFLICT (partner_id, contact_id) DO UPDATE SET
                         kyc_passed = excluded.kyc_passed, enabled = excluded.enabled,
                         secret = excluded.secret, pending = excluded.pending,
                         pending_created_at = excluded.pending_created_at,
                         last_step = excluded.last_step, failures = excluded.failures,
-                        last_failure_at = excluded.last_failure_at"
+                        last_failure_at = excluded.last_failure_at,
+                        recovery_codes = excluded.recovery_codes,
+                        recovery_failures = excluded.recovery_failures,
+                        recovery_last_failure_at = excluded.recovery_last_failure_at,
+                        hold_until = excluded.hold_until"
                 ))?
                 .execute(params![
                     partner.as_bytes(),
@@ -776,6 +794,10 @@ impl Store for SqliteStore {
                     record.last_step.map(to_sql_u64),
                     record.failures,
                     record.last_failure_at.map(to_sql_u64),
+                    record.recovery.as_ref().map(RecoveryCodeSet::to_bytes),
+                    record.recovery_failures,
+                    record.recovery_last_failure_at.map(to_sql_u64),
+                    record.hold_until.map(to_sql_u64),
                 ])?;
             }
             write_audit(tx, partner, &effects.audit)
@@ -1070,9 +1092,9 @@ mod tests {
             .unwrap();
         }
         let store = SqliteStore::open(&path).unwrap();
-        assert_eq!(MIGRATIONS.len(), 4);
+        assert_eq!(MIGRATIONS.len(), 5);
         let version: usize = lock(&store.writer).pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-        assert_eq!(version, 4);
+        assert_eq!(version, 5);
         assert_eq!(store.partner(&partner).unwrap().unwrap().name, "Acme");
         let o = sample_order(partner);
         store.insert_order(&o).unwrap();

@@ -11,8 +11,9 @@ use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rampart_core::checkout::{OrderRequest, SessionState, order_json};
-use rampart_core::lifecycle::{MSG_CREATED, MSG_ENABLED, MSG_VALID};
+use rampart_core::lifecycle::{MSG_CREATED, MSG_DISABLED, MSG_ENABLED, MSG_VALID};
 use rampart_core::partner::bearer_token;
+use rampart_core::recovery::MSG_REGENERATED;
 use rampart_core::{ContactId, Environment, ErrorKind, OrderId, Service};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -50,6 +51,9 @@ struct SessionJson {
     kyc_passed: bool,
     two_factor: Option<&'static str>,
     may_purchase: bool,
+    /// RFC 3339 UTC, or null.
+    purchase_hold_until: Option<String>,
+    recovery_codes_remaining: u32,
     environment: &'static str,
 }
 
@@ -61,6 +65,8 @@ impl From<SessionState> for SessionJson {
             kyc_passed: s.kyc_passed,
             two_factor: s.two_factor.map(|t| t.as_str()),
             may_purchase: s.may_purchase,
+            purchase_hold_until: s.purchase_hold_until.map(rampart_core::recovery::rfc3339),
+            recovery_codes_remaining: s.recovery_codes_remaining,
             environment: s.environment.as_str(),
         }
     }
@@ -187,26 +193,53 @@ pub async fn create_2fa(State(state): State<AppState>, bearer: SessionBearer) ->
     response
 }
 
-/// POST /v1/widget/session/2fa/enable `{"token"}`
+/// POST /v1/widget/session/2fa/enable `{"token"}`: the session and the recovery codes, shown
+/// once (`no-store`).
 pub async fn enable_2fa(
     State(state): State<AppState>,
     bearer: SessionBearer,
     body: Result<JsonObject, ApiError>,
 ) -> Response {
-    let input = body.map(|b| b.token());
+    let input = body.and_then(|b| b.refuse_recovery_code().map(|()| b.token()));
     let answer = in_session(&state, bearer, input, |s, token, code| s.session_enable_2fa(token, code)).await;
-    respond(answer, |session| with_session(MSG_ENABLED, session))
+    let mut response = respond(answer, |(session, codes)| {
+        body_response(
+            StatusCode::OK,
+            MSG_ENABLED,
+            json!({ "session": SessionJson::from(session), "recoveryCodes": codes.as_slice() }),
+        )
+    });
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
 }
 
-/// POST /v1/widget/session/2fa/verify `{"token"}`
+/// POST /v1/widget/session/2fa/verify `{"token"}` or `{"recoveryCode"}`: a recovery code
+/// disables 2FA (the way back when the authenticator is lost) and answers
+/// "Successfully disbaled 2fa!" with the session.
 pub async fn verify_2fa(
     State(state): State<AppState>,
     bearer: SessionBearer,
     body: Result<JsonObject, ApiError>,
 ) -> Response {
-    let input = body.map(|b| b.token());
-    let answer = in_session(&state, bearer, input, |s, token, code| s.session_verify_2fa(token, code)).await;
-    respond(answer, |session| with_session(MSG_VALID, session))
+    let input = body.and_then(|b| b.factor());
+    let answer = in_session(&state, bearer, input, |s, token, factor| {
+        let recovering = matches!(factor, rampart_core::Factor::RecoveryCode(_));
+        s.session_verify_2fa(token, factor).map(|state| (state, recovering))
+    })
+    .await;
+    respond(answer, |(session, recovering)| with_session(if recovering { MSG_DISABLED } else { MSG_VALID }, session))
+}
+
+/// POST /v1/widget/session/2fa/recoveryCodes `{"token"}`: a new set, shown once (`no-store`).
+pub async fn regenerate_recovery_codes(
+    State(state): State<AppState>,
+    bearer: SessionBearer,
+    body: Result<JsonObject, ApiError>,
+) -> Response {
+    let input = body.and_then(|b| b.refuse_recovery_code().map(|()| b.token()));
+    let answer =
+        in_session(&state, bearer, input, |s, token, code| s.session_regenerate_recovery_codes(token, code)).await;
+    respond(answer, |codes| crate::handlers::with_recovery_codes(MSG_REGENERATED, &codes))
 }
 
 /// POST /v1/widget/session/orders `{"coin", "amount", "currency", "address"}`

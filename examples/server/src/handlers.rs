@@ -7,9 +7,10 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rampart_core::lifecycle::{MSG_CREATED, MSG_DISABLED, MSG_ENABLED, MSG_VALID, status_message};
 use rampart_core::partner::bearer_token;
-use rampart_core::{AuthMethod, ContactId, ErrorKind, PartnerId, Service, Token, Verification};
+use rampart_core::recovery::MSG_REGENERATED;
+use rampart_core::{AuthMethod, ContactId, ErrorKind, Factor, PartnerId, RecoveryCodes, Service, Token, Verification};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 use zeroize::Zeroizing;
 
 use crate::AppState;
@@ -140,66 +141,114 @@ pub async fn create_2fa(State(state): State<AppState>, bearer: Bearer, RawQuery(
     response
 }
 
-/// Which token-checking operation a POST runs.
-#[derive(Clone, Copy)]
-enum Attempt {
-    Enable,
-    Disable,
-    Verify,
+/// verify's success members, in the order the spec lists them.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Valid {
+    method: &'static str,
+    recovery_codes_remaining: u32,
 }
 
-/// `{"contactId","token"}`: the contact must be valid; the token is classified by the core.
-fn attempt_input(body: Result<JsonObject, ApiError>) -> Result<(ContactId, Token), ApiError> {
+/// status's members, in the order the spec lists them.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Status {
+    status: bool,
+    recovery_codes_remaining: u32,
+}
+
+/// `{"contactId","token"}` of enable and regenerate: the contact must be valid, a
+/// `recoveryCode` is refused; the token is classified by the core.
+fn token_input(body: Result<JsonObject, ApiError>) -> Result<(ContactId, Token), ApiError> {
     let body = body?;
-    Ok((contact_id(body.string("contactId")?)?, body.token()))
+    let contact = contact_id(body.string("contactId")?)?;
+    body.refuse_recovery_code()?;
+    Ok((contact, body.token()))
 }
 
-async fn attempt(state: AppState, bearer: Bearer, body: Result<JsonObject, ApiError>, op: Attempt) -> Response {
-    let input = attempt_input(body);
-    let failure = match op {
-        Attempt::Enable => ErrorKind::EnableFailed,
-        Attempt::Disable => ErrorKind::DisableFailed,
-        Attempt::Verify => ErrorKind::VerifyFailed,
-    };
-    let done = as_partner(&state, bearer, failure, input, move |s, partner, (contact, token)| match op {
-        Attempt::Enable => s.enable_2fa(partner, &contact, token).map(|()| MSG_ENABLED),
-        Attempt::Disable => s.disable_2fa(partner, &contact, token).map(|()| MSG_DISABLED),
-        Attempt::Verify => match s.verify_2fa(partner, &contact, token)? {
-            Verification::Accepted => Ok(MSG_VALID),
-            Verification::Rejected => Err(ErrorKind::TokenFailed.into()),
-        },
+/// `{"contactId","token"}` or `{"contactId","recoveryCode"}` of disable and verify.
+fn factor_input(body: Result<JsonObject, ApiError>) -> Result<(ContactId, Factor), ApiError> {
+    let body = body?;
+    let contact = contact_id(body.string("contactId")?)?;
+    Ok((contact, body.factor()?))
+}
+
+/// The answer that shows a new set of recovery codes: `details.recoveryCodes`, `no-store`.
+pub fn with_recovery_codes(message: &str, codes: &RecoveryCodes) -> Response {
+    let mut response =
+        body_response(StatusCode::OK, message, json!({ "details": { "recoveryCodes": codes.as_slice() } }));
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// POST /v1/auth/enable2fa `{"token","contactId"}`: 200 with the recovery codes, shown once.
+pub async fn enable_2fa(State(state): State<AppState>, bearer: Bearer, body: Result<JsonObject, ApiError>) -> Response {
+    let input = token_input(body);
+    let done = as_partner(&state, bearer, ErrorKind::EnableFailed, input, |s, partner, (contact, token)| {
+        s.enable_2fa(partner, &contact, token)
     })
     .await;
-    done.respond(ok)
+    done.respond(|codes| with_recovery_codes(MSG_ENABLED, &codes))
 }
 
-/// POST /v1/auth/enable2fa `{"token","contactId"}`
-pub async fn enable_2fa(State(state): State<AppState>, bearer: Bearer, body: Result<JsonObject, ApiError>) -> Response {
-    attempt(state, bearer, body, Attempt::Enable).await
+/// POST /v1/auth/recoveryCodes `{"token","contactId"}`: a new set replaces the old one.
+pub async fn regenerate_recovery_codes(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    body: Result<JsonObject, ApiError>,
+) -> Response {
+    let input = token_input(body);
+    let done = as_partner(&state, bearer, ErrorKind::EnableFailed, input, |s, partner, (contact, token)| {
+        s.regenerate_recovery_codes(partner, &contact, token)
+    })
+    .await;
+    done.respond(|codes| with_recovery_codes(MSG_REGENERATED, &codes))
 }
 
-/// POST /v1/auth/disable2fa `{"token","contactId"}`
+/// POST /v1/auth/disable2fa `{"token" or "recoveryCode","contactId"}`
 pub async fn disable_2fa(
     State(state): State<AppState>,
     bearer: Bearer,
     body: Result<JsonObject, ApiError>,
 ) -> Response {
-    attempt(state, bearer, body, Attempt::Disable).await
+    let input = factor_input(body);
+    let done = as_partner(&state, bearer, ErrorKind::DisableFailed, input, |s, partner, (contact, factor)| {
+        s.disable_2fa(partner, &contact, factor)
+    })
+    .await;
+    done.respond(|()| ok(MSG_DISABLED))
 }
 
-/// POST /v1/auth/verify2fa `{"token","contactId"}` (extension)
+/// POST /v1/auth/verify2fa `{"token" or "recoveryCode","contactId"}` (extension): 200 with
+/// `method` and `recoveryCodesRemaining`.
 pub async fn verify_2fa(State(state): State<AppState>, bearer: Bearer, body: Result<JsonObject, ApiError>) -> Response {
-    attempt(state, bearer, body, Attempt::Verify).await
+    let input = factor_input(body);
+    let done = as_partner(&state, bearer, ErrorKind::VerifyFailed, input, |s, partner, (contact, factor)| {
+        match s.verify_2fa(partner, &contact, factor)? {
+            Verification::Accepted { method, recovery_codes_remaining } => Ok((method, recovery_codes_remaining)),
+            Verification::Rejected => Err(ErrorKind::TokenFailed.into()),
+        }
+    })
+    .await;
+    done.respond(|(method, remaining)| {
+        body_response(StatusCode::OK, MSG_VALID, Valid { method: method.as_str(), recovery_codes_remaining: remaining })
+    })
 }
 
-/// GET /v1/auth/2fa?contactId=...
+/// GET /v1/auth/2fa?contactId=...: `status` and `recoveryCodesRemaining`.
 pub async fn status_2fa(State(state): State<AppState>, bearer: Bearer, RawQuery(query): RawQuery) -> Response {
     let input = Query::parse(query.as_deref()).and_then(|q| contact_id(q.get("contactId")?));
     let done = as_partner(&state, bearer, ErrorKind::StatusFailed, input, |s, partner, contact| {
-        s.status_2fa(partner, &contact)
+        s.status_with_recovery_codes(partner, &contact)
     })
     .await;
-    done.respond(|enabled| ok_with(status_message(enabled), "status", Value::Bool(enabled)))
+    done.respond(|(enabled, remaining)| {
+        body_response(
+            StatusCode::OK,
+            status_message(enabled),
+            Status { status: enabled, recovery_codes_remaining: remaining },
+        )
+    })
 }
 
 /// A widget setting's new value: a required string field of the body.

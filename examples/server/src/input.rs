@@ -162,6 +162,32 @@ impl JsonObject {
         rampart_core::Token::from_json(self.fields.get("token"))
     }
 
+    /// The factor of disable and verify (SPEC 8.1): `token` or `recoveryCode`; both given is
+    /// 400 "Give token or recoveryCode, not both". A `recoveryCode` that cannot be held (not
+    /// Unicode) is a code that does not verify, like `token`.
+    pub fn factor(&self) -> Result<rampart_core::Factor, ApiError> {
+        let token =
+            if self.unreadable.contains_key("token") { Some(&Value::Bool(false)) } else { self.fields.get("token") };
+        let code = if self.unreadable.contains_key("recoveryCode") {
+            Some(&Value::Bool(false))
+        } else {
+            self.fields.get("recoveryCode")
+        };
+        rampart_core::Factor::from_json(token, code).map_err(ApiError)
+    }
+
+    /// Enable and regenerate take only `token`: a given `recoveryCode` (present, not null, not
+    /// only white space) is 400 "recoveryCode is not accepted here".
+    pub fn refuse_recovery_code(&self) -> Result<(), ApiError> {
+        let given = self.unreadable.contains_key("recoveryCode")
+            || match self.fields.get("recoveryCode") {
+                None | Some(Value::Null) => false,
+                Some(Value::String(s)) => !s.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty(),
+                Some(_) => true,
+            };
+        if given { Err(ApiError::invalid("recoveryCode", "is not accepted here")) } else { Ok(()) }
+    }
+
     /// Every field, for routes that take the whole object (the widget options); a value that
     /// could not be held is a 400 naming its path, so nothing is silently dropped.
     pub fn into_fields(self) -> Result<Map<String, Value>, ApiError> {

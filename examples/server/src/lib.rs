@@ -92,6 +92,7 @@ pub fn app_with_demo(service: Arc<Service>, widget: WidgetConfig, demo_key: Opti
         .route("/v1/auth/enable2fa", post(handlers::enable_2fa))
         .route("/v1/auth/disable2fa", post(handlers::disable_2fa))
         .route("/v1/auth/verify2fa", post(handlers::verify_2fa))
+        .route("/v1/auth/recoveryCodes", post(handlers::regenerate_recovery_codes))
         .route("/v1/auth/2fa", get(handlers::status_2fa))
         .route("/v1/users/widgetText", post(handlers::set_widget_text).get(handlers::widget_text))
         .route("/v1/users/widgetButtonURL", post(handlers::set_widget_button_url).get(handlers::widget_button_url))
@@ -111,6 +112,7 @@ pub fn app_with_demo(service: Arc<Service>, widget: WidgetConfig, demo_key: Opti
         .route("/v1/widget/session/2fa/create", post(checkout::create_2fa))
         .route("/v1/widget/session/2fa/enable", post(checkout::enable_2fa))
         .route("/v1/widget/session/2fa/verify", post(checkout::verify_2fa))
+        .route("/v1/widget/session/2fa/recoveryCodes", post(checkout::regenerate_recovery_codes))
         .route("/v1/widget/session/orders", post(checkout::place_order));
     Router::new()
         .route("/healthz", get(handlers::healthz))

@@ -104,6 +104,12 @@ struct Cli {
     #[arg(long, env = "RAMPART_THROTTLING", hide = true, value_enum, default_value_t = Switch::On)]
     throttling: Switch,
 
+    /// Seconds a contact may not purchase after a disable by recovery code or an operator
+    /// reset (0 to 604800; default 86400, 24 hours).
+    #[arg(long, global = true, env = "RAMPART_PURCHASE_HOLD_SECS", default_value_t = rampart_core::recovery::DEFAULT_HOLD_SECS,
+          value_parser = clap::value_parser!(u64).range(0..=604_800))]
+    purchase_hold_secs: u64,
+
     /// Test hook: seconds a widget sign-in code stays valid (SPEC: 10 minutes).
     #[arg(long, env = "RAMPART_SIGN_IN_CODE_TTL_SECS", hide = true, value_parser = clap::value_parser!(u64).range(1..))]
     sign_in_code_ttl_secs: Option<u64>,
@@ -220,6 +226,35 @@ enum ContactCommand {
     UnmarkKyc(ContactTarget),
     /// Clear a contact's failed attempts, lifting a lock or throttle.
     ResetLock(ContactTarget),
+    /// Reset a contact's 2FA after a lost authenticator: erase the secret and recovery codes,
+    /// clear the lock, start the purchase hold; prints the state before. Production needs
+    /// --approved-by naming a second operator.
+    #[command(name = "reset-2fa")]
+    Reset2fa(ResetTarget),
+    /// Show a contact's 2FA state for support (read-only, never a secret).
+    Show(ContactKey),
+}
+
+#[derive(Args, Debug)]
+struct ResetTarget {
+    #[command(flatten)]
+    target: ContactTarget,
+    /// Why (1 to 500 characters, no control characters): kept in the audit trail.
+    #[arg(long)]
+    reason: String,
+    /// The second operator who approved the reset (required in production, not --operator).
+    #[arg(long)]
+    approved_by: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct ContactKey {
+    /// The partner's id (superuserId).
+    #[arg(long, env = "RAMPART_PARTNER", value_parser = parse_partner)]
+    partner: PartnerId,
+    /// The contact's id.
+    #[arg(long, env = "RAMPART_CONTACT", value_parser = parse_contact)]
+    contact: ContactId,
 }
 
 #[derive(Args, Debug)]
@@ -656,6 +691,7 @@ fn serve(cli: Cli) -> Result<(), Failure> {
         .service_name(cli.service_name.clone())
         .auth_cache_ttl(std::time::Duration::from_secs(cli.auth_cache_secs))
         .throttling(cli.throttling == Switch::On)
+        .purchase_hold_secs(cli.purchase_hold_secs)
         // Counted only when served: a server without a metrics listener records nothing.
         .metrics(cli.metrics_listen.is_some());
     if let Some(secret) = jwt_secret {
@@ -857,6 +893,7 @@ fn operator_service(cli: &Cli, needs_keys: bool) -> Result<Service, Failure> {
     Service::builder_shared(cli.db.open(false)?.0)
         .master_keys(keys)
         .environment(cli.environment.into())
+        .purchase_hold_secs(cli.purchase_hold_secs)
         .build()
         .map_err(explain)
 }
@@ -910,6 +947,12 @@ fn contact_command(cli: &Cli, action: ContactCommand) -> Result<(), Failure> {
         ContactCommand::MarkKyc(t) => (t, Some(true)),
         ContactCommand::UnmarkKyc(t) => (t, Some(false)),
         ContactCommand::ResetLock(t) => (t, None),
+        ContactCommand::Reset2fa(r) => return reset_2fa(&service, r),
+        ContactCommand::Show(key) => {
+            let state = service.contact_state(&key.partner, &key.contact).map_err(explain)?;
+            print_json(&state.to_json());
+            return Ok(());
+        }
     };
     let operator = operator_name(target.operator);
     let (partner, contact) = (target.partner, target.contact);
@@ -926,6 +969,26 @@ fn contact_command(cli: &Cli, action: ContactCommand) -> Result<(), Failure> {
         }
     };
     print_json(&output);
+    Ok(())
+}
+
+/// `contact reset-2fa`: the state before the reset as one JSON object, never a secret.
+fn reset_2fa(service: &Service, r: ResetTarget) -> Result<(), Failure> {
+    let operator = operator_name(r.target.operator);
+    let (partner, contact) = (r.target.partner, r.target.contact);
+    let before =
+        service.reset_2fa(&operator, &partner, &contact, &r.reason, r.approved_by.as_deref()).map_err(|e| {
+            match e.message() {
+                // The flag's own name, where the library names its argument.
+                m if m.starts_with("approvedBy ") => {
+                    Failure::from(format!("--approved-by{}", &m["approvedBy".len()..]))
+                }
+                m if m.starts_with("reason ") => Failure::from(format!("--reason{}", &m["reason".len()..])),
+                _ => explain(e),
+            }
+        })?;
+    tracing::info!(%operator, %partner, %contact, "contact 2FA reset");
+    print_json(&before.to_json());
     Ok(())
 }
 

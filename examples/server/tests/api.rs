@@ -80,11 +80,11 @@ async fn status_reports_false_then_true_and_ids_are_case_insensitive() {
     let c = contact();
     let r = s.status(&key, &c).await;
     assert_eq!(r.status, 200);
-    assert_eq!(r.body, json!({"message": "2FA is false.", "code": 200, "status": false}));
-    assert_eq!(r.text, r#"{"message":"2FA is false.","code":200,"status":false}"#);
+    assert_eq!(r.body, json!({"message": "2FA is false.", "code": 200, "status": false, "recoveryCodesRemaining": 0}));
+    assert_eq!(r.text, r#"{"message":"2FA is false.","code":200,"status":false,"recoveryCodesRemaining":0}"#);
     s.enabled(&key, &c).await;
     let r = s.status(&key, &c.to_uppercase()).await;
-    assert_eq!(r.body, json!({"message": "2FA is true.", "code": 200, "status": true}));
+    assert_eq!(r.body, json!({"message": "2FA is true.", "code": 200, "status": true, "recoveryCodesRemaining": 10}));
     s.get("/v1/auth/2fa", Some(&key)).await.assert_error(400, "contactId is required");
     s.get("/v1/auth/2fa?contactId=xyz", Some(&key)).await.assert_error(400, "contactId must be a UUID");
     s.stop().await;
@@ -126,7 +126,7 @@ async fn state_table_disabled_rows() {
     s.attempt("enable2fa", &key, &c, wrong.into()).await.assert_error(401, FAILED);
     s.status(&key, &c).await.assert_ok_status(false);
     // disabled, enable, token verifies -> 200, enabled
-    s.attempt("enable2fa", &key, &c, s.code(&second).into()).await.assert_ok("Successfully enabled 2fa!");
+    s.attempt("enable2fa", &key, &c, s.code(&second).into()).await.assert_enabled();
     s.status(&key, &c).await.assert_ok_status(true);
     s.stop().await;
 }
@@ -138,7 +138,7 @@ async fn state_table_enabled_rows() {
     let c = contact();
     let secret = s.create_secret(&key, &c).await;
     let enabling = s.code(&secret);
-    s.attempt("enable2fa", &key, &c, enabling.clone().into()).await.assert_ok("Successfully enabled 2fa!");
+    s.attempt("enable2fa", &key, &c, enabling.clone().into()).await.assert_enabled();
     // enabled, create -> 403
     let r = s.create(&key, &c).await;
     r.assert_error(403, "Must disable 2FA before creating a new one");
@@ -173,7 +173,7 @@ async fn verify_accepts_once_per_step_and_answers_like_disable() {
     let secret = s.enabled(&key, &c).await;
     let code = s.code(&secret);
     let r = s.attempt("verify2fa", &key, &c, code.clone().into()).await;
-    assert_eq!(r.text, r#"{"message":"2FA token is valid.","code":200}"#);
+    assert_eq!(r.text, r#"{"message":"2FA token is valid.","code":200,"method":"token","recoveryCodesRemaining":10}"#);
     // a replay is refused
     s.attempt("verify2fa", &key, &c, code.into()).await.assert_error(401, FAILED);
     s.attempt("verify2fa", &key, &c, json!(null)).await.assert_error(401, MISSING);
@@ -183,7 +183,7 @@ async fn verify_accepts_once_per_step_and_answers_like_disable() {
     s.clock.advance(STEP_SECONDS);
     let earlier = totp::code_at(&secret, s.clock_now() - STEP_SECONDS);
     let now_code = s.code(&secret);
-    s.attempt("verify2fa", &key, &c, now_code.into()).await.assert_ok("2FA token is valid.");
+    s.attempt("verify2fa", &key, &c, now_code.into()).await.assert_valid("token", 10);
     s.attempt("verify2fa", &key, &c, earlier.into()).await.assert_error(401, FAILED);
     s.stop().await;
 }
@@ -204,7 +204,7 @@ async fn token_grammar_over_json() {
             "padded" => json!(format!(" \t{code}\n")),
             _ => json!(code.parse::<u32>().unwrap()),
         };
-        s.attempt("enable2fa", &key, &c, token).await.assert_ok("Successfully enabled 2fa!");
+        s.attempt("enable2fa", &key, &c, token).await.assert_enabled();
     }
     // Every other JSON type or shape is a wrong code: 401, never 400 or 500.
     let c = contact();
@@ -274,7 +274,7 @@ async fn throttle_answers_429_with_retry_after_then_lock_423() {
     assert_eq!(s.attempt("verify2fa", &key, &c, Value::Null).await.status, 429);
     s.clock.advance(20);
     // After the wait a right code is evaluated and resets the count.
-    s.attempt("verify2fa", &key, &c, s.code(&secret).into()).await.assert_ok("2FA token is valid.");
+    s.attempt("verify2fa", &key, &c, s.code(&secret).into()).await.assert_valid("token", 10);
 
     // 100 consecutive failures lock the contact: 423 until an operator reset.
     for _ in 0..100 {
@@ -426,7 +426,7 @@ async fn every_body_and_query_is_read_once() {
     // and nothing was enabled: the next step's code enables.
     s.clock.advance(30);
     let now_valid = s.code(&secret);
-    s.attempt("enable2fa", &key, &c, now_valid.into()).await.assert_ok("Successfully enabled 2fa!");
+    s.attempt("enable2fa", &key, &c, now_valid.into()).await.assert_enabled();
     s.stop().await;
 }
 
@@ -663,7 +663,7 @@ async fn partners_never_see_each_others_contacts_or_settings() {
     let b_secret = s.create_secret(&b, &c).await;
     assert_ne!(b_secret.to_base32(), secret.to_base32());
     s.status(&a, &c).await.assert_ok_status(true);
-    s.attempt("verify2fa", &a, &c, s.code(&secret).into()).await.assert_ok("2FA token is valid.");
+    s.attempt("verify2fa", &a, &c, s.code(&secret).into()).await.assert_valid("token", 10);
     // Widget settings are per partner.
     s.post("/v1/users/widgetText", Some(&a), &json!({ "widgetText": "A's text" }))
         .await
@@ -732,8 +732,8 @@ async fn state_survives_a_restart_on_the_same_database_and_key() {
     s.status(&key, &enabled).await.assert_ok_status(true);
     assert_eq!(s.get("/v1/users/widgetText", Some(&key)).await.body["widgetText"], json!("Kept"));
     // The sealed secrets still open under the same key file.
-    s.attempt("verify2fa", &key, &enabled, s.code(&secret).into()).await.assert_ok("2FA token is valid.");
-    s.attempt("enable2fa", &key, &pending, s.code(&pending_secret).into()).await.assert_ok("Successfully enabled 2fa!");
+    s.attempt("verify2fa", &key, &enabled, s.code(&secret).into()).await.assert_valid("token", 10);
+    s.attempt("enable2fa", &key, &pending, s.code(&pending_secret).into()).await.assert_enabled();
     s.stop().await;
 }
 
@@ -960,7 +960,12 @@ impl ReplyExt for Reply {
     fn assert_ok_status(&self, enabled: bool) {
         let msg = if enabled { "2FA is true." } else { "2FA is false." };
         assert_eq!(self.status, 200, "{}", self.text);
-        assert_eq!(self.body, json!({ "message": msg, "code": 200, "status": enabled }));
+        let remaining = self.body["recoveryCodesRemaining"].as_u64().expect("recoveryCodesRemaining");
+        assert_eq!(
+            self.body,
+            json!({ "message": msg, "code": 200, "status": enabled, "recoveryCodesRemaining": remaining })
+        );
+        assert!(if enabled { remaining <= 10 } else { remaining == 0 }, "{}", self.text);
     }
 }
 

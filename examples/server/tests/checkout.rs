@@ -99,8 +99,16 @@ fn session_json(signed_in: bool, email: Option<&str>, kyc: bool, step: Option<&s
         "kycPassed": kyc,
         "twoFactor": step,
         "mayPurchase": may,
+        "purchaseHoldUntil": null,
+        "recoveryCodesRemaining": 0,
         "environment": env,
     })
+}
+
+/// `session_json` of a contact with 2FA on and `n` recovery codes left.
+fn with_codes(mut session: Value, n: u32) -> Value {
+    session["recoveryCodesRemaining"] = json!(n);
+    session
 }
 
 fn order_body(coin: &str, amount: &str, currency: &str, address: &str) -> Value {
@@ -202,12 +210,16 @@ async fn a_purchase_from_session_to_partner_read() {
         .await
         .assert_error(401, "Google 2FA failed");
     let r = s.post("/v1/widget/session/2fa/enable", t, &json!({ "token": enabling })).await;
+    let codes = r.body["recoveryCodes"].clone();
+    assert_eq!(codes.as_array().map(Vec::len), Some(10), "{}", r.text);
+    assert_eq!(r.header("cache-control"), Some("no-store"));
     assert_eq!(
         r.body,
         json!({
             "message": "Successfully enabled 2fa!",
             "code": 200,
-            "session": session_json(true, Some("alice@example.com"), true, Some("passed"), true, "sandbox"),
+            "session": with_codes(session_json(true, Some("alice@example.com"), true, Some("passed"), true, "sandbox"), 10),
+            "recoveryCodes": codes,
         })
     );
 
@@ -268,7 +280,7 @@ async fn a_purchase_from_session_to_partner_read() {
         json!({
             "message": "Widget session.",
             "code": 200,
-            "session": session_json(true, Some("alice@example.com"), true, Some("passed"), true, "sandbox"),
+            "session": with_codes(session_json(true, Some("alice@example.com"), true, Some("passed"), true, "sandbox"), 10),
         })
     );
     let r = s.send(s.client.delete(s.url("/v1/widget/session")).bearer_auth(&token)).await;
@@ -291,7 +303,7 @@ async fn a_purchase_from_session_to_partner_read() {
         json!({
             "message": "2FA token is valid.",
             "code": 200,
-            "session": session_json(true, Some("alice@example.com"), true, Some("passed"), true, "sandbox"),
+            "session": with_codes(session_json(true, Some("alice@example.com"), true, Some("passed"), true, "sandbox"), 10),
         })
     );
 
@@ -300,6 +312,10 @@ async fn a_purchase_from_session_to_partner_read() {
     assert!(log.contains("rampart::http"), "the request log was captured");
     for secret_text in [token.as_str(), &t2, &manual, &qr[22..]] {
         assert!(!log.contains(secret_text), "a secret in the log");
+    }
+    for code in codes.as_array().unwrap() {
+        let code = code.as_str().unwrap();
+        assert!(!log.contains(code) && !log.contains(&code.replace('-', "")), "a recovery code in the log");
     }
     for number in [&code, &wrong_code, &enabling, &verifying] {
         assert!(!has_number(&log, number), "a code in the log: {number}");

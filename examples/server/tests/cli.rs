@@ -234,10 +234,7 @@ fn keys_rewrap_lets_an_old_master_key_be_removed() {
     write_key_file(&key_file, &format!("2:{k2}\n"));
     clock.advance(30);
     let code = totp::code_at(&secret, common::T0 + 30);
-    assert_eq!(
-        with_key(2, 0x2b).verify_2fa(&partner, &contact, code.as_str()).unwrap(),
-        rampart_core::Verification::Accepted
-    );
+    assert!(with_key(2, 0x2b).verify_2fa(&partner, &contact, code.as_str()).unwrap().is_accepted());
 
     // Key 2 removed too early: refused at start, naming the key id, and nothing changed.
     write_key_file(&key_file, &format!("3:{k3}\n"));
@@ -252,10 +249,7 @@ fn keys_rewrap_lets_an_old_master_key_be_removed() {
     );
     let later = totp::code_at(&secret, common::T0 + 60);
     clock.advance(30);
-    assert_eq!(
-        with_key(2, 0x2b).verify_2fa(&partner, &contact, later.as_str()).unwrap(),
-        rampart_core::Verification::Accepted
-    );
+    assert!(with_key(2, 0x2b).verify_2fa(&partner, &contact, later.as_str()).unwrap().is_accepted());
 }
 
 #[test]
@@ -588,12 +582,20 @@ async fn first_start_prints_a_demo_partner_and_a_working_curl_line_then_restarts
         .await
         .unwrap();
     assert_eq!(resp.status().as_u16(), 200);
-    assert_eq!(resp.json::<Value>().await.unwrap(), json!({ "message": "Successfully enabled 2fa!", "code": 200 }));
+    let enabled = resp.json::<Value>().await.unwrap();
+    assert_eq!(
+        (&enabled["message"], enabled["details"]["recoveryCodes"].as_array().map(Vec::len)),
+        (&json!("Successfully enabled 2fa!"), Some(10))
+    );
+    let recovery_codes: Vec<String> = serde_json::from_value(enabled["details"]["recoveryCodes"].clone()).unwrap();
 
     let (stdout, stderr) = server.terminate();
     // Logs: one line per request, never a key, code, secret, QR data or query string.
     let log = stderr.join("\n");
-    for secret_text in [key.as_str(), manual.as_str(), code.as_str(), "data:image", "otpauth", "contactId=", "Bearer"] {
+    let mut secrets =
+        vec![key.as_str(), manual.as_str(), code.as_str(), "data:image", "otpauth", "contactId=", "Bearer"];
+    secrets.extend(recovery_codes.iter().map(String::as_str));
+    for secret_text in secrets {
         assert!(!log.contains(secret_text), "log holds {secret_text:?}:\n{log}");
     }
     assert!(log.contains(r#"method=GET route="/v1/auth/create2fa" status=200"#), "{log}");
@@ -609,7 +611,10 @@ async fn first_start_prints_a_demo_partner_and_a_working_curl_line_then_restarts
     let address = server.address();
     let resp =
         client.get(format!("http://{address}/v1/auth/2fa?contactId={contact}")).bearer_auth(&key).send().await.unwrap();
-    assert_eq!(resp.json::<Value>().await.unwrap(), json!({ "message": "2FA is true.", "code": 200, "status": true }));
+    assert_eq!(
+        resp.json::<Value>().await.unwrap(),
+        json!({ "message": "2FA is true.", "code": 200, "status": true, "recoveryCodesRemaining": 10 })
+    );
     let (stdout, _) = server.terminate();
     // Only the demo line again: the partner is found from the key kept beside the database.
     assert_eq!(stdout, vec![format!("Open http://{address}/demo")]);

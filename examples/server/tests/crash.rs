@@ -218,7 +218,11 @@ impl Client {
             Outcome::Answer(200, body) => {
                 let enabled = body["status"].as_bool().expect("status is a boolean");
                 let message = if enabled { "2FA is true." } else { "2FA is false." };
-                assert_eq!(body, json!({"message": message, "code": 200, "status": enabled}));
+                let remaining = if enabled { 10 } else { 0 };
+                assert_eq!(
+                    body,
+                    json!({"message": message, "code": 200, "status": enabled, "recoveryCodesRemaining": remaining})
+                );
                 enabled
             }
             Outcome::Answer(status, body) => panic!("status read answered {status} {body}"),

@@ -187,6 +187,46 @@ impl Reply {
     pub fn assert_ok(&self, message: &str) {
         self.assert_error(200, message);
     }
+
+    /// Assert enable's success: the message, `details.recoveryCodes` (10 codes of six groups of
+    /// four Crockford symbols) and `Cache-Control: no-store`; returns the codes.
+    #[track_caller]
+    pub fn assert_enabled(&self) -> Vec<String> {
+        self.assert_codes("Successfully enabled 2fa!")
+    }
+
+    /// Assert an answer that shows a new set of recovery codes; returns them.
+    #[track_caller]
+    pub fn assert_codes(&self, message: &str) -> Vec<String> {
+        assert_eq!(self.status, 200, "status of {}", self.text);
+        let codes: Vec<String> = serde_json::from_value(self.body["details"]["recoveryCodes"].clone()).expect("codes");
+        assert_eq!(
+            self.body,
+            serde_json::json!({ "message": message, "code": 200, "details": { "recoveryCodes": codes } })
+        );
+        assert_eq!(codes.len(), 10);
+        for code in &codes {
+            assert!(
+                code.len() == 29
+                    && code
+                        .split('-')
+                        .all(|g| g.len() == 4 && g.bytes().all(|b| b"0123456789ABCDEFGHJKMNPQRSTVWXYZ".contains(&b))),
+                "{code}"
+            );
+        }
+        assert_eq!(self.header("cache-control"), Some("no-store"));
+        codes
+    }
+
+    /// Assert verify's success: `method` and `recoveryCodesRemaining`.
+    #[track_caller]
+    pub fn assert_valid(&self, method: &str, remaining: u32) {
+        assert_eq!(self.status, 200, "status of {}", self.text);
+        assert_eq!(
+            self.body,
+            serde_json::json!({ "message": "2FA token is valid.", "code": 200, "method": method, "recoveryCodesRemaining": remaining })
+        );
+    }
 }
 
 pub fn client() -> reqwest::Client {
@@ -330,7 +370,7 @@ impl Server {
     pub async fn enabled(&self, key: &str, contact: &str) -> Secret {
         let secret = self.create_secret(key, contact).await;
         let code = self.code(&secret);
-        self.attempt("enable2fa", key, contact, code.into()).await.assert_ok("Successfully enabled 2fa!");
+        self.attempt("enable2fa", key, contact, code.into()).await.assert_enabled();
         self.clock.advance(totp::STEP_SECONDS);
         secret
     }
