@@ -155,8 +155,12 @@ pub enum Factor {
 }
 
 impl Factor {
-    /// A recovery code, normalized.
+    /// A recovery code, normalized. Only white space is no code at all: a missing token
+    /// (SPEC 8.1: "given" means present and not only white space).
     pub fn recovery_code(input: &str) -> Self {
+        if input.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty() {
+            return Self::Token(Token::Missing);
+        }
         Self::RecoveryCode(RecoveryCode::parse(input))
     }
 

@@ -89,6 +89,81 @@ mod postgres {
         }
     }
 
+    /// Three servers share one database: of 50 concurrent uses of one recovery code spread over
+    /// the three (verifies and disables mixed), exactly one succeeds, for three codes; then the
+    /// CLI's `contact show` and `contact reset-2fa` see and change the state the servers wrote.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn three_servers_one_success_per_recovery_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = database();
+        let key = key_file(dir.path());
+        let (partner, secret_key) = create_partner(&db, "Recovery");
+        let servers = [Instance::start(&db, &key), Instance::start(&db, &key), Instance::start(&db, &key)];
+        let client = reqwest::Client::new();
+        let contact = uuid::Uuid::new_v4().to_string();
+        let secret = create(&client, &servers[0].base, &secret_key, &contact).await;
+        let enable = json!({ "contactId": contact, "token": totp::code_at(&secret, now()) });
+        let (status, body) = post(&client, format!("{}/v1/auth/enable2fa", servers[1].base), &secret_key, enable).await;
+        assert_eq!(status, 200, "{body}");
+        let codes: Vec<String> = serde_json::from_value(body["details"]["recoveryCodes"].clone()).unwrap();
+        assert_eq!(codes.len(), 10);
+
+        for (round, code) in codes.iter().take(3).enumerate() {
+            let mut tasks = Vec::new();
+            for i in 0..50 {
+                // Only verifies in the first two rounds; the last round mixes in disables.
+                let route = if round == 2 && i % 2 == 1 { "disable2fa" } else { "verify2fa" };
+                let url = format!("{}/v1/auth/{route}", servers[i % 3].base);
+                let (client, key, body) =
+                    (client.clone(), secret_key.clone(), json!({ "contactId": contact, "recoveryCode": code }));
+                tasks.push(tokio::spawn(async move { post(&client, url, &key, body).await }));
+            }
+            let mut answers = Vec::new();
+            for task in tasks {
+                answers.push(task.await.unwrap());
+            }
+            let wins: Vec<_> = answers.iter().filter(|(status, _)| *status == 200).collect();
+            assert_eq!(wins.len(), 1, "round {round}: {answers:?}");
+            // After a winning disable the rest find 2FA off (409); otherwise a used code (401).
+            let off = wins[0].1["message"] == json!("Successfully disbaled 2fa!");
+            assert!(answers.iter().all(|(s, _)| *s == 200 || *s == 401 || (off && *s == 409)), "{answers:?}");
+            if round < 2 {
+                assert_eq!(wins[0].1["recoveryCodesRemaining"], json!(9 - round), "{:?}", wins[0]);
+            }
+        }
+
+        // The support view from another process: 2FA off by the last round's winner (a verify
+        // leaves it on, a disable turns it off), the reuse attempts not counted as failures.
+        let show = command()
+            .args(["contact", "show", "--db", &db, "--partner", &partner, "--contact", &contact])
+            .output()
+            .unwrap();
+        assert!(show.status.success(), "{}", String::from_utf8_lossy(&show.stderr));
+        let state: Value = serde_json::from_slice(&show.stdout).unwrap();
+        assert_eq!((state["failures"].clone(), state["recoveryFailures"].clone()), (json!(0), json!(0)), "{state}");
+        let reset = command()
+            .args(["contact", "reset-2fa", "--db", &db, "--partner", &partner, "--contact", &contact])
+            .args(["--reason", "lost phone", "--operator", "alice"])
+            .output()
+            .unwrap();
+        assert!(reset.status.success(), "{}", String::from_utf8_lossy(&reset.stderr));
+        let before: Value = serde_json::from_slice(&reset.stdout).unwrap();
+        assert_eq!(before["enabled"], state["enabled"]);
+        let status: Value = client
+            .get(format!("{}/v1/auth/2fa?contactId={contact}", servers[2].base))
+            .bearer_auth(&secret_key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            status,
+            json!({ "message": "2FA is false.", "code": 200, "status": false, "recoveryCodesRemaining": 0 })
+        );
+    }
+
     /// A partner made by the CLI; its id and secret key.
     fn create_partner(db: &str, name: &str) -> (String, String) {
         let out = command()
@@ -128,7 +203,7 @@ mod postgres {
     }
 
     /// Three servers, 20 contacts of one partner going through create, enable and disable at
-    /// once, each step on another server: 60 audited changes that serialize on the partner's
+    /// once, each step on another server: 80 audited changes (with enable's recovery_codes.issued) that serialize on the partner's
     /// head, leaving one gap-free, fork-free chain that `audit verify` accepts. Then a
     /// transaction holding one partner's row: the other partner's changes do not wait on it.
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -164,7 +239,7 @@ mod postgres {
                 None => break,
             }
         }
-        assert_eq!(rows.iter().map(|r| r["seq"].as_u64().unwrap()).collect::<Vec<_>>(), (1..=60).collect::<Vec<_>>());
+        assert_eq!(rows.iter().map(|r| r["seq"].as_u64().unwrap()).collect::<Vec<_>>(), (1..=80).collect::<Vec<_>>());
         let mut prev = rampart_core::audit::GENESIS.to_owned();
         for row in &rows {
             assert_eq!(row["prev"].as_str().unwrap(), prev, "seq {} links to the row before", row["seq"]);
@@ -176,7 +251,7 @@ mod postgres {
         let out = command().args(["audit", "verify", "--db", &db, "--partner", &partner]).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let said: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(said, json!({ "verified": true, "partners": 1, "rows": 60 }));
+        assert_eq!(said, json!({ "verified": true, "partners": 1, "rows": 80 }));
 
         // Another transaction holds the busy partner's row (its chain head) for 4 s.
         let hold = format!(
@@ -218,7 +293,7 @@ mod postgres {
         assert!(holder.wait().unwrap().success());
         let out = command().args(["audit", "verify", "--db", &db]).output().unwrap();
         let said: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(said, json!({ "verified": true, "partners": 2, "rows": 61 }));
+        assert_eq!(said, json!({ "verified": true, "partners": 2, "rows": 81 }));
     }
 
     /// A PostgreSQL database needs the master key file: no server generates its own.

@@ -177,7 +177,7 @@ mod postgres_faults {
             let contact = contact();
             let secret = self.create(base, &contact).await;
             let code = totp::code_at(&secret, now());
-            self.attempt(base, "enable2fa", &contact, &code).await.unwrap().assert_ok(ENABLED);
+            self.attempt(base, "enable2fa", &contact, &code).await.unwrap().assert_enabled();
             (contact, secret)
         }
     }
@@ -257,7 +257,7 @@ mod postgres_faults {
                 "exactly one enable succeeds: {:?}",
                 replies.iter().map(|r| r.status).collect::<Vec<_>>()
             );
-            ok[0].assert_ok(ENABLED);
+            ok[0].assert_enabled();
             refused.iter().for_each(|r| r.assert_error(409, ALREADY_ENABLED));
             assert_eq!(psql(&db, "SELECT count(*) || ' ' || bool_and(enabled) FROM contacts"), "1 true");
 
@@ -273,7 +273,7 @@ mod postgres_faults {
                 let (ok, replayed): (Vec<_>, Vec<_>) = replies.iter().partition(|r| r.status == 200);
                 let statuses: Vec<_> = replies.iter().map(|r| r.status).collect();
                 assert_eq!(ok.len(), 1, "round {round}: exactly one success: {statuses:?}");
-                ok[0].assert_ok(VALID);
+                ok[0].assert_valid("token", 10);
                 replayed.iter().for_each(|r| r.assert_error(401, FAILED));
             }
             // Replays are refused without counting; the last success is the last step.
@@ -383,9 +383,9 @@ mod postgres_faults {
             // No server keeps the lock in memory: both accept a code at once (this step's and the
             // next's, each once).
             let t = clock.now();
-            api.verify(&servers[0].base, &contact, &totp::code_at(&secret, t)).await.unwrap().assert_ok(VALID);
+            api.verify(&servers[0].base, &contact, &totp::code_at(&secret, t)).await.unwrap().assert_valid("token", 10);
             let next = totp::code_at(&secret, t + STEP_SECONDS);
-            api.verify(&servers[1].base, &contact, &next).await.unwrap().assert_ok(VALID);
+            api.verify(&servers[1].base, &contact, &next).await.unwrap().assert_valid("token", 10);
             assert_eq!(stored_failures(&db, &contact), 0);
             let audit = psql(
                 &db,
@@ -650,9 +650,12 @@ mod postgres_faults {
                 tokio::spawn(async move { api.verify(&base, &x, &code).await.unwrap() })
             };
             tokio::time::sleep(Duration::from_millis(100)).await;
-            api.verify(&b.base, &y, &next_code(&y_secret)).await.unwrap().assert_ok(VALID);
+            api.verify(&b.base, &y, &next_code(&y_secret)).await.unwrap().assert_valid("token", 10);
             let status = api.get(&b.base, &format!("/v1/auth/2fa?contactId={}", contact())).await;
-            assert_eq!(status.body, json!({ "message": "2FA is false.", "code": 200, "status": false }));
+            assert_eq!(
+                status.body,
+                json!({ "message": "2FA is false.", "code": 200, "status": false, "recoveryCodesRemaining": 0 })
+            );
             assert!(!blocked.is_finished(), "B answered on X before its other requests");
             queued.await.unwrap().assert_error(500, VERIFY_ERROR);
             blocked.await.unwrap().assert_error(500, VERIFY_ERROR);
@@ -667,7 +670,7 @@ mod postgres_faults {
             loop {
                 let r = api.verify(&b.base, &x, &next_code(&x_secret)).await.unwrap();
                 if r.status == 200 {
-                    r.assert_ok(VALID);
+                    r.assert_valid("token", 10);
                     break;
                 }
                 r.assert_error(500, VERIFY_ERROR);

@@ -161,7 +161,9 @@ fn a_database_down_at_start_and_mid_run_fails_closed_and_recovers_without_a_rest
     // Back: the same process serves again, and the code refused above is still unused.
     relay.set_up(true);
     until(Duration::from_secs(10), &message(200, "Store is reachable."), || get(&client, &health, None));
-    assert_eq!(post(&client, &verify_url, secret_key, &verify), message(200, "2FA token is valid."));
+    let valid =
+        json!({ "message": "2FA token is valid.", "code": 200, "method": "token", "recoveryCodesRemaining": 10 });
+    assert_eq!(post(&client, &verify_url, secret_key, &verify), (200, valid));
     assert_eq!(server.child.id(), pid);
     let log = server.log();
     assert!(log.contains("PostgreSQL unreachable at start"), "{log}");
