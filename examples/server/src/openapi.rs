@@ -83,30 +83,58 @@ fn body(properties: Value, required: &[&str]) -> Value {
     })
 }
 
+fn token_property() -> Value {
+    json!({
+        "description": "The 6-digit code as a string (\"123456\", \"123 456\") or an integer; \
+            any other value is answered as a wrong code",
+    })
+}
+
+fn recovery_code_property() -> Value {
+    json!({
+        "description": "A recovery code (24 Crockford base32 symbols; case, spaces and hyphens do not \
+            matter, O reads as 0, I and L as 1), in place of token; both given is 400. Any other value \
+            is answered as a wrong code",
+    })
+}
+
+/// `{"contactId","token"}`: enable and regenerate (a `recoveryCode` there is 400).
 fn token_body() -> Value {
+    body(json!({ "contactId": { "type": "string", "format": "uuid" }, "token": token_property() }), &["contactId"])
+}
+
+/// `{"contactId","token"}` or `{"contactId","recoveryCode"}`: disable and verify.
+fn factor_body() -> Value {
     body(
         json!({
             "contactId": { "type": "string", "format": "uuid" },
-            "token": {
-                "description": "The 6-digit code as a string (\"123456\", \"123 456\") or an integer; \
-                    any other value is answered as a wrong code",
-            }
+            "token": token_property(),
+            "recoveryCode": recovery_code_property(),
         }),
         &["contactId"],
     )
 }
 
-/// Codes of enable, disable and verify.
+/// Codes of enable, disable, verify and regenerate.
 const ATTEMPT_CODES: &[u16] = &[400, 401, 409, 413, 423, 429, 500];
 
-fn attempt(summary: &str, id: &str, message: &str) -> Value {
+/// A set of recovery codes, shown once.
+fn recovery_codes_schema() -> Value {
+    json!({
+        "type": "array", "minItems": 10, "maxItems": 10,
+        "items": { "type": "string", "pattern": "^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){5}$" },
+        "description": "10 recovery codes, shown once (Cache-Control: no-store)",
+    })
+}
+
+fn attempt(summary: &str, id: &str, message: &str, request: Value, success: Value) -> Value {
     json!({
         "summary": summary,
         "operationId": id,
         "tags": ["2FA"],
         "security": [{ "bearer": [] }],
-        "requestBody": token_body(),
-        "responses": responses(message_schema(json!({})), ATTEMPT_CODES),
+        "requestBody": request,
+        "responses": responses(message_schema(success), ATTEMPT_CODES),
         "x-success-message": message,
     })
 }
@@ -339,9 +367,13 @@ fn session_schema() -> Value {
             "twoFactor": { "enum": ["none", "setup", "verify", "passed", null],
                 "description": "What the contact must do about 2FA before buying; null before sign-in" },
             "mayPurchase": { "type": "boolean" },
+            "purchaseHoldUntil": { "type": ["string", "null"], "format": "date-time",
+                "description": "RFC 3339 UTC: purchases are on hold until then after a 2FA recovery or reset" },
+            "recoveryCodesRemaining": { "type": "integer", "minimum": 0, "maximum": 10 },
             "environment": { "type": "string", "enum": ["sandbox", "production"] },
         },
-        "required": ["signedIn", "email", "kycPassed", "twoFactor", "mayPurchase", "environment"],
+        "required": ["signedIn", "email", "kycPassed", "twoFactor", "mayPurchase", "purchaseHoldUntil",
+            "recoveryCodesRemaining", "environment"],
     })
 }
 
@@ -384,6 +416,11 @@ fn checkout_paths(environment: Environment, widget: &WidgetConfig) -> Map<String
     let email = json!({ "type": "string", "format": "email", "maxLength": 254 });
     let code = json!({ "type": "string", "pattern": "^[0-9]{6}$", "description": "The 6-digit sign-in code" });
     let totp = json!({ "token": { "description": "The 6-digit authenticator code, as for /v1/auth/verify2fa" } });
+    let factor = json!({
+        "token": { "description": "The 6-digit authenticator code, as for /v1/auth/verify2fa" },
+        "recoveryCode": { "description": "A recovery code in place of token: it turns 2FA off (the way back when \
+            the authenticator is lost), answered \"Successfully disbaled 2fa!\"; the purchase hold starts" },
+    });
     let coins: Vec<&str> = widget.coins().symbols().collect();
     // The address's rules depend on the coin: one alternative per coin.
     let options = widget_options_schema(Target::Url, environment, widget);
@@ -473,20 +510,32 @@ fn checkout_paths(environment: Environment, widget: &WidgetConfig) -> Map<String
     paths.insert(
         "/v1/widget/session/2fa/enable".into(),
         json!({ "post": session_route(
-        "Enable the created 2FA with a code; the 2FA step is then passed",
+        "Enable the created 2FA with a code; the 2FA step is then passed. Answers the 10 recovery codes once \
+        (Cache-Control: no-store)",
         "widgetEnable2fa",
         Some(body(totp.clone(), &[])),
-        session(),
+        json!({ "session": session_schema(), "recoveryCodes": recovery_codes_schema() }),
         two_factor_codes,
     ) }),
     );
     paths.insert(
         "/v1/widget/session/2fa/verify".into(),
         json!({ "post": session_route(
-        "Pass the 2FA step with a code",
+        "Pass the 2FA step with a code, or turn 2FA off with a recovery code",
         "widgetVerify2fa",
-        Some(body(totp, &[])),
+        Some(body(factor, &[])),
         session(),
+        two_factor_codes,
+    ) }),
+    );
+    paths.insert(
+        "/v1/widget/session/2fa/recoveryCodes".into(),
+        json!({ "post": session_route(
+        "New recovery codes for the signed-in contact, proven by an authenticator code (Cache-Control: no-store)",
+        "widgetRegenerateRecoveryCodes",
+        Some(body(totp, &[])),
+        json!({ "details": { "type": "object", "properties": { "recoveryCodes": recovery_codes_schema() },
+            "required": ["recoveryCodes"] } }),
         two_factor_codes,
     ) }),
     );
@@ -602,6 +651,8 @@ fn audit_paths() -> Map<String, Value> {
 
 fn base_document(environment: Environment, widget: &WidgetConfig) -> Value {
     let nullable_string = json!({ "type": ["string", "null"] });
+    let codes_details = json!({ "details": { "type": "object", "properties": { "recoveryCodes": recovery_codes_schema() },
+        "required": ["recoveryCodes"] } });
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -654,16 +705,32 @@ fn base_document(environment: Environment, widget: &WidgetConfig) -> Value {
                     }
                 })), &[400, 401, 403, 500]),
             } },
-            "/v1/auth/enable2fa": { "post": attempt("Confirm the pending secret with a code", "enable2fa", "Successfully enabled 2fa!") },
-            "/v1/auth/disable2fa": { "post": attempt("Turn 2FA off with a code", "disable2fa", "Successfully disbaled 2fa!") },
-            "/v1/auth/verify2fa": { "post": attempt("Check a code for a login or purchase (extension)", "verify2fa", "2FA token is valid.") },
+            "/v1/auth/enable2fa": { "post": attempt(
+                "Confirm the pending secret with a code; answers the 10 recovery codes once (Cache-Control: no-store)",
+                "enable2fa", "Successfully enabled 2fa!", token_body(), codes_details.clone()) },
+            "/v1/auth/disable2fa": { "post": attempt(
+                "Turn 2FA off with an authenticator code or a recovery code (which also starts the purchase hold)",
+                "disable2fa", "Successfully disbaled 2fa!", factor_body(), json!({})) },
+            "/v1/auth/verify2fa": { "post": attempt(
+                "Check an authenticator code or use up a recovery code for a login or purchase (extension)",
+                "verify2fa", "2FA token is valid.", factor_body(), json!({
+                    "method": { "type": "string", "enum": ["token", "recoveryCode"] },
+                    "recoveryCodesRemaining": { "type": "integer", "minimum": 0, "maximum": 10 },
+                })) },
+            "/v1/auth/recoveryCodes": { "post": attempt(
+                "Replace the recovery codes with a new set, proven by an authenticator code (Cache-Control: no-store)",
+                "regenerateRecoveryCodes", "Recovery codes regenerated.", token_body(), codes_details) },
             "/v1/auth/2fa": { "get": {
                 "summary": "Whether 2FA is enabled for a contact",
                 "operationId": "status2fa",
                 "tags": ["2FA"],
                 "security": [{ "bearer": [] }],
                 "parameters": [contact_query()],
-                "responses": responses(message_schema(json!({ "status": { "type": "boolean" } })), &[400, 401, 500]),
+                "responses": responses(message_schema(json!({
+                    "status": { "type": "boolean" },
+                    "recoveryCodesRemaining": { "type": "integer", "minimum": 0, "maximum": 10,
+                        "description": "Unused recovery codes (0 when 2FA is off)" },
+                })), &[400, 401, 500]),
             } },
             "/v1/users/widgetText": {
                 "post": {
