@@ -1,4 +1,4 @@
-//! What reaches the disk: no secret, in any encoding, and no secret key.
+//! What reaches the disk: no secret and no recovery code, in any encoding, and no secret key.
 
 mod common;
 
@@ -22,11 +22,20 @@ fn database_files_hold_no_secret_and_no_secret_key() {
     let f = Fixture::new(Backend::Sqlite);
     let creds = f.service.create_partner("Second", rampart_core::Environment::Sandbox).unwrap();
     let mut secrets: Vec<Secret> = Vec::new();
+    let mut codes: Vec<String> = Vec::new();
     for i in 0..20 {
         let c = contact();
-        let s = if i % 2 == 0 { f.enabled(&c) } else { f.create(&c) };
+        let s = f.create(&c);
+        if i % 2 == 0 {
+            let issued = f.service.enable_2fa(&f.partner, &c, f.code(&s, 0).as_str()).unwrap();
+            // One code used, so a used set is written too.
+            let first = rampart_core::Factor::recovery_code(&issued.as_slice()[0]);
+            assert!(f.service.verify_2fa(&f.partner, &c, first).unwrap().is_accepted());
+            codes.extend(issued.as_slice().iter().cloned());
+        }
         secrets.push(s);
     }
+    f.clock.advance(30);
     let dir = f.store.dir.as_ref().unwrap().path().to_path_buf();
     let path = f.store.path.clone().unwrap();
     // Read while the connections are open (the WAL holds the latest writes) and after close.
@@ -35,7 +44,14 @@ fn database_files_hold_no_secret_and_no_secret_key() {
     assert!(names.iter().any(|n| n.ends_with("-wal")), "{names:?}");
     drop(f.service);
     snapshots.extend(files_bytes(&dir));
-    let needles = Needles::new(secrets.iter().flat_map(|s| secret_forms("a secret", s)).collect());
+    let mut needles: Vec<(String, Vec<u8>)> = secrets.iter().flat_map(|s| secret_forms("a secret", s)).collect();
+    for code in &codes {
+        let plain = code.replace('-', "");
+        for form in [code.clone(), code.to_lowercase(), plain.clone(), plain.to_lowercase()] {
+            needles.push(("a recovery code".to_owned(), form.into_bytes()));
+        }
+    }
+    let needles = Needles::new(needles);
     for offset in 0..8 {
         let probe = [&vec![0; offset][..], secrets[0].as_bytes(), b"tail"].concat();
         assert_eq!(needles.found_in(&probe), ["a secret (raw bytes)"], "the scan finds a secret at offset {offset}");

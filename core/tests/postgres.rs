@@ -1105,7 +1105,10 @@ fn no_secret_or_secret_key_at_rest_in_pg_dump_data_files_or_wal() {
     assert!(f.service.verify_2fa(&f.partner, &enabled, f.code(&s, 0).as_str()).unwrap().is_accepted());
     secrets.push(("the enabled 20-byte secret", s));
     let s = Secret::from_base32(&long.create_2fa(&f.partner, &enabled_long, None).unwrap().manual).unwrap();
-    long.enable_2fa(&f.partner, &enabled_long, f.code(&s, 0).as_str()).unwrap();
+    let codes = long.enable_2fa(&f.partner, &enabled_long, f.code(&s, 0).as_str()).unwrap();
+    // Recovery codes: one used (the set rewritten), the rest never.
+    let first = rampart_core::Factor::recovery_code(&codes.as_slice()[0]);
+    assert!(long.verify_2fa(&f.partner, &enabled_long, first).unwrap().is_accepted());
     secrets.push(("the enabled 32-byte secret", s));
     // Created twice: the first pending secret is replaced, the second waits to be enabled.
     secrets.push(("the replaced pending secret", f.create(&pending)));
@@ -1120,6 +1123,12 @@ fn no_secret_or_secret_key_at_rest_in_pg_dump_data_files_or_wal() {
     let mut needles = Vec::new();
     for (name, secret) in &secrets {
         needles.extend(secret_forms(name, secret));
+    }
+    for code in codes.as_slice() {
+        let plain = code.replace('-', "");
+        for form in [code.clone(), plain.clone(), plain.to_lowercase()] {
+            needles.push(("a recovery code".to_owned(), form.into_bytes()));
+        }
     }
     for (name, key) in
         [("the rotated secret key", &rotated.secret_key), ("the new partner's secret key", &second.secret_key)]
