@@ -92,6 +92,9 @@ class Api:
         body = {"contactId": contact} if token is None else {"contactId": contact, "token": token}
         return self.call("POST", f"/v1/auth/{op}", f"/v1/auth/{op}", body)
 
+    def recover(self, op: str, contact: str, code: str) -> tuple[int, dict]:
+        return self.call("POST", f"/v1/auth/{op}", f"/v1/auth/{op}", {"contactId": contact, "recoveryCode": code})
+
     def create(self, contact: str) -> pyotp.TOTP:
         status, body = self.call("GET", "/v1/auth/create2fa", f"/v1/auth/create2fa?contactId={contact}")
         check(status == 200, f"create: {status} {body}")
@@ -129,8 +132,8 @@ def scripted_sequence(api: Api, clock: Clock, db: str) -> dict[str, float]:
     a, b = str(uuid.uuid4()), str(uuid.uuid4())
     want: collections.Counter[str] = collections.Counter()
 
-    def attempts(op: str, result: str, n: int = 1) -> None:
-        want[f'rampart_2fa_attempts_total{{operation="{op}",factor="token",result="{result}"}}'] += n
+    def attempts(op: str, result: str, n: int = 1, factor: str = "token") -> None:
+        want[f'rampart_2fa_attempts_total{{operation="{op}",factor="{factor}",result="{result}"}}'] += n
         want[f'rampart_2fa_attempt_duration_seconds_count{{operation="{op}"}}'] += n
 
     def transition(name: str) -> None:
@@ -147,10 +150,25 @@ def scripted_sequence(api: Api, clock: Clock, db: str) -> dict[str, float]:
     check(api.attempt("enable2fa", a, wrong)[0] == 401, "wrong code")
     attempts("enable", "rejected")
     code = totp.at(clock.now)
-    check(api.attempt("enable2fa", a, code)[0] == 200, "enable")
-    attempts("enable", "accepted"), transition("enabled"), audit("2fa.enabled")
+    status, body = api.attempt("enable2fa", a, code)
+    check(status == 200, "enable")
+    attempts("enable", "accepted"), transition("enabled"), audit("2fa.enabled"), audit("recovery_codes.issued")
+    codes = body["details"]["recoveryCodes"]
     check(api.attempt("verify2fa", a, code)[0] == 401, "replay")
     attempts("verify", "replayed")
+    # Recovery codes: one used, then presented again (a reuse), one wrong; then a new set.
+    check(api.recover("verify2fa", a, codes[0])[0] == 200, "verify by recovery code")
+    attempts("verify", "accepted", factor="recovery_code"), audit("recovery_code.used")
+    check(api.recover("verify2fa", a, codes[0].lower())[0] == 401, "a reused recovery code")
+    attempts("verify", "replayed", factor="recovery_code"), audit("recovery_code.reused")
+    want["rampart_recovery_code_reuse_total"] += 1
+    check(api.recover("verify2fa", a, "0000-0000-0000-0000-0000-0000")[0] == 401, "a wrong recovery code")
+    attempts("verify", "rejected", factor="recovery_code")
+    clock.advance(30)
+    status, _ = api.call("POST", "/v1/auth/recoveryCodes", "/v1/auth/recoveryCodes",
+                         {"contactId": a, "token": totp.at(clock.now)})
+    check(status == 200, "regenerate")
+    attempts("regenerate", "accepted"), audit("recovery_codes.issued")
     for _ in range(5):
         check(api.attempt("verify2fa", a, "abc")[0] == 401, "malformed")
     attempts("verify", "rejected", 5)
@@ -165,14 +183,20 @@ def scripted_sequence(api: Api, clock: Clock, db: str) -> dict[str, float]:
     # 100 failures lock (each after its back-off has passed), then the lock answers.
     totp_b = api.create(b)
     transition("created"), audit("2fa.created")
-    check(api.attempt("enable2fa", b, totp_b.at(clock.now))[0] == 200, "enable b")
-    attempts("enable", "accepted"), transition("enabled"), audit("2fa.enabled")
+    status, body = api.attempt("enable2fa", b, totp_b.at(clock.now))
+    check(status == 200, "enable b")
+    attempts("enable", "accepted"), transition("enabled"), audit("2fa.enabled"), audit("recovery_codes.issued")
+    codes_b = body["details"]["recoveryCodes"]
     for _ in range(100):
         clock.advance(3600)
         check(api.attempt("verify2fa", b, "abc")[0] == 401, "failure")
     attempts("verify", "rejected", 100), transition("locked"), audit("2fa.locked")
     check(api.attempt("verify2fa", b, "abc")[0] == 423, "locked")
     attempts("verify", "locked")
+    # Locked for authenticator codes only: a recovery code turns 2FA off.
+    check(api.recover("disable2fa", b, codes_b[4])[0] == 200, "disable a locked contact by recovery code")
+    attempts("disable", "accepted", factor="recovery_code"), transition("disabled")
+    audit("recovery_code.used"), audit("2fa.disabled")
 
     # An audit write that fails inside the store's transaction (a trigger refuses the insert):
     # the enable answers its 500 and is counted as a store error and an audit write failure.
@@ -218,8 +242,9 @@ def prometheus_sees(metrics_address: str, work: str, expected: dict[str, float])
         )
     try:
         queries = {
-            'rampart_2fa_attempts_total{operation="verify",result="rejected"}':
+            'rampart_2fa_attempts_total{operation="verify",factor="token",result="rejected"}':
                 expected['rampart_2fa_attempts_total{operation="verify",factor="token",result="rejected"}'],
+            "rampart_recovery_code_reuse_total": 1,
             'rampart_audit_events{event="2fa.locked"}': 1,
             'rampart_2fa_transitions_total{transition="locked"}': 1,
             'rampart_build_info{store="sqlite"}': 1,
