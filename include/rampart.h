@@ -39,9 +39,14 @@
  *   rampart_string_free() (which overwrites it with zeros first), exactly once, never with
  *   free(). const char* results (status messages and names) are static.
  * - Handles. rampart_service is opaque: made by rampart_service_open*(), freed by
- *   rampart_service_free(); rampart_widget_config, rampart_widget_validation and
- *   rampart_totp_secret likewise have their constructors and a _free; freeing NULL is a
- *   no-op. Issue strings of a widget validation are borrowed until it is freed.
+ *   rampart_service_free(); rampart_widget_config, rampart_widget_validation,
+ *   rampart_totp_secret and rampart_recovery_codes likewise have their constructors and a
+ *   _free; freeing NULL is a no-op. Issue strings of a widget validation and the codes of a
+ *   rampart_recovery_codes are borrowed until it is freed (the latter wiped then).
+ * - Factors. Disable and verify take an authenticator code and a recovery code as two
+ *   nullable strings, `token` and `recovery_code`: give one and pass NULL (or "") for the
+ *   other. Both given is RAMPART_STATUS_FACTOR_CONFLICT, neither a missing token, as over HTTP
+ *   ({"token"} or {"recoveryCode"}) and in every language.
  * - Panics. No Rust panic crosses the boundary: one would return RAMPART_STATUS_PANIC.
  * - Threads. A rampart_service handle is thread-safe: share one handle between any number of
  *   threads; only rampart_service_free() must not run concurrently with other calls on it.
@@ -248,6 +253,14 @@ enum rampart_status
    */
   RAMPART_STATUS_SIGN_IN_UNAVAILABLE = 39,
   /**
+   * 400 `factor_conflict`: "Give token or recoveryCode, not both"
+   */
+  RAMPART_STATUS_FACTOR_CONFLICT = 40,
+  /**
+   * 403 `purchase_hold`: "Purchases are on hold after a 2FA reset"
+   */
+  RAMPART_STATUS_PURCHASE_HOLD = 41,
+  /**
    * 500 `panic`: a Rust panic was caught at the C boundary (a bug in Rampart, to report).
    * Not an error kind of the core; its message is the same as `RAMPART_STATUS_INTERNAL`'s.
    */
@@ -258,6 +271,66 @@ enum rampart_status
 typedef enum rampart_status rampart_status;
 #else
 typedef uint32_t rampart_status;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * How `rampart_service_verify_2fa` passed: by which factor.
+ */
+enum rampart_verify_method
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The code was rejected (`*out_accepted` is false).
+   */
+  RAMPART_VERIFY_METHOD_NONE = 0,
+  /**
+   * An authenticator code (`"token"` over HTTP).
+   */
+  RAMPART_VERIFY_METHOD_TOKEN = 1,
+  /**
+   * A recovery code, now used up (`"recoveryCode"` over HTTP).
+   */
+  RAMPART_VERIFY_METHOD_RECOVERY_CODE = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum rampart_verify_method rampart_verify_method;
+#else
+typedef uint32_t rampart_verify_method;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * "May this contact purchase", with the reason when not (`rampart_service_purchase_check`).
+ */
+enum rampart_purchase_check
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The contact may purchase.
+   */
+  RAMPART_PURCHASE_ALLOWED = 0,
+  /**
+   * 2FA is required (KYC passed, no waiver) and not enabled: set it up first. An order would
+   * be `RAMPART_STATUS_TWO_FACTOR_REQUIRED`.
+   */
+  RAMPART_PURCHASE_TWO_FACTOR_REQUIRED = 1,
+  /**
+   * A purchase hold after a disable by recovery code or an operator reset, until
+   * `*out_hold_until`. An order would be `RAMPART_STATUS_PURCHASE_HOLD`.
+   */
+  RAMPART_PURCHASE_ON_HOLD = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum rampart_purchase_check rampart_purchase_check;
+#else
+typedef uint32_t rampart_purchase_check;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -403,6 +476,15 @@ typedef uint32_t rampart_widget_target;
 #endif // __cplusplus
 
 /**
+ * A set of recovery codes, shown once: 10 codes (`XXXX-XXXX-XXXX-XXXX-XXXX-XXXX`, 29
+ * characters each) from `rampart_service_enable_2fa` or `rampart_service_regenerate_recovery_codes`.
+ * Opaque to C: read it with `rampart_recovery_codes_count` and `rampart_recovery_codes_at`, free
+ * it with `rampart_recovery_codes_free`, which overwrites every code with zeros. Immutable, so
+ * any thread may read it; only the free must not run concurrently with a read.
+ */
+typedef struct rampart_recovery_codes rampart_recovery_codes;
+
+/**
  * An open service. Opaque to C.
  */
 typedef struct rampart_service rampart_service;
@@ -463,7 +545,8 @@ typedef struct rampart_config {
   uint8_t window;
   /**
    * Refuse attempts for a while after 5 consecutive failures and lock the contact's 2FA
-   * after 100 (until `rampart_service_reset_lock`). Default true.
+   * after 100 (until `rampart_service_reset_lock`); wrong recovery codes have their own back-off
+   * and never lock. Default true.
    */
   bool throttling;
   /**
@@ -505,6 +588,11 @@ typedef struct rampart_config {
    * use from any thread, for as long as the service lives.
    */
   void *clock_context;
+  /**
+   * Seconds a contact may not purchase after a disable by recovery code or an operator reset
+   * (`rampart_service_reset_2fa`), 0 to 604800. Default 86400 (24 hours).
+   */
+  uint64_t purchase_hold_secs;
 } rampart_config;
 
 /**
@@ -529,6 +617,41 @@ typedef struct rampart_rewrap_report {
    */
   uint64_t unopenable;
 } rampart_rewrap_report;
+
+/**
+ * A contact's 2FA state for support (`rampart_service_contact_state`, and the state before a
+ * `rampart_service_reset_2fa`): never a secret.
+ */
+typedef struct rampart_contact_state {
+  /**
+   * 2FA is enabled.
+   */
+  bool enabled;
+  /**
+   * Authenticator codes are locked: the failure count reached 100.
+   */
+  bool locked;
+  /**
+   * Consecutive wrong authenticator codes.
+   */
+  uint32_t failures;
+  /**
+   * Consecutive wrong recovery codes (their own counter and back-off, no lock).
+   */
+  uint32_t recovery_failures;
+  /**
+   * Unused recovery codes (0 when 2FA is off).
+   */
+  uint32_t recovery_codes_remaining;
+  /**
+   * The contact passed KYC.
+   */
+  bool kyc_passed;
+  /**
+   * Until when purchases are on hold (Unix seconds); 0 when there is no hold or it has passed.
+   */
+  uint64_t purchase_hold_until;
+} rampart_contact_state;
 
 #ifdef __cplusplus
 extern "C" {
@@ -646,7 +769,8 @@ void rampart_string_free(char *string);
 
 /**
  * The default settings: service name "Rampart", sandbox, window 1, throttling on, no master
- * key (see `master_key`), key id 1, pending lifetime 600 s, no JWT secret, system clock.
+ * key (see `master_key`), key id 1, pending lifetime 600 s, no JWT secret, system clock,
+ * purchase hold 86400 s.
  *
  * Ownership: returned by value; nothing to free. Thread-safe.
  */
@@ -798,8 +922,9 @@ rampart_status rampart_service_create_2fa(const struct rampart_service *service,
                                           char **out_uri);
 
 /**
- * Confirm the pending secret with a code from it: 2FA becomes enabled and the code's time step
- * is used up (so the same code cannot then disable).
+ * Confirm the pending secret with a code from it: 2FA becomes enabled, the code's time step
+ * is used up (so the same code cannot then disable), and a set of 10 recovery codes is issued
+ * in the same transaction.
  *
  * `token` is the code as the user typed it ("123456", " 123 456", "123-456"); NULL or only
  * white space is a missing token. Anything that is not a 6-digit code (including bytes that
@@ -811,23 +936,40 @@ rampart_status rampart_service_create_2fa(const struct rampart_service *service,
  * `RAMPART_STATUS_TOKEN_FAILED` (wrong, malformed or replayed code);
  * `RAMPART_STATUS_ENABLE_FAILED` (storage, or a secret that does not open).
  *
- * Ownership: nothing is returned or kept. Threading: thread-safe on a shared handle; of
- * several concurrent calls with one valid code exactly one succeeds.
+ * Ownership: on success `*out_codes` (if `out_codes` is not NULL) receives the recovery codes,
+ * freed with `rampart_recovery_codes_free`. Show them to the person once (they are never shown
+ * again; only `rampart_service_regenerate_recovery_codes` makes a new set) and never store or
+ * log them. With NULL they are discarded. Threading: thread-safe on a shared handle; of several
+ * concurrent calls with one valid code exactly one succeeds.
  *
  * # Safety
- * Pointers are NULL or valid NUL-terminated strings; `service` a live handle.
+ * Pointers are NULL or valid NUL-terminated strings; `service` a live handle; `out_codes` NULL
+ * or writable.
  */
 rampart_status rampart_service_enable_2fa(const struct rampart_service *service,
                                           const char *partner_id,
                                           const char *contact_id,
-                                          const char *token);
+                                          const char *token,
+                                          struct rampart_recovery_codes **out_codes);
 
 /**
- * Turn 2FA off with a valid code; the secret is erased.
+ * Turn 2FA off with an authenticator code (`token`) or a recovery code (`recovery_code`): give
+ * one, pass NULL for the other. The secret and the recovery codes are erased. A recovery code
+ * is used up, works while the contact is locked (clearing the lock and both failure counters)
+ * and starts the purchase hold (`config.purchase_hold_secs`).
  *
- * Errors: as `rampart_service_enable_2fa`, with `RAMPART_STATUS_NOT_ENABLED` for the state
- * and `RAMPART_STATUS_DISABLE_FAILED` for storage. Ownership: nothing is returned or kept.
- * Threading: thread-safe on a shared handle.
+ * `token` reads as in `rampart_service_enable_2fa`. `recovery_code` is read as SPEC section
+ * 8.1 says (white space, hyphens and case do not matter; `O` is `0`, `I` and `L` are `1`);
+ * NULL, empty or only white space is not given, and anything that is not a code of the set
+ * (bytes that are not UTF-8 included) is a wrong code.
+ *
+ * Errors: `RAMPART_STATUS_FACTOR_CONFLICT` (both given), then as `rampart_service_enable_2fa`,
+ * with `RAMPART_STATUS_NOT_ENABLED` for the state, `RAMPART_STATUS_TOKEN_MISSING` when neither
+ * is given and `RAMPART_STATUS_DISABLE_FAILED` for storage. Wrong recovery codes have their own
+ * back-off (`RAMPART_STATUS_THROTTLED`) and never lock; a used one is
+ * `RAMPART_STATUS_TOKEN_FAILED` without counting. Ownership: nothing is returned or kept.
+ * Threading: thread-safe on a shared handle; of several concurrent calls with one valid code
+ * exactly one succeeds.
  *
  * # Safety
  * Pointers are NULL or valid NUL-terminated strings; `service` a live handle.
@@ -835,7 +977,8 @@ rampart_status rampart_service_enable_2fa(const struct rampart_service *service,
 rampart_status rampart_service_disable_2fa(const struct rampart_service *service,
                                            const char *partner_id,
                                            const char *contact_id,
-                                           const char *token);
+                                           const char *token,
+                                           const char *recovery_code);
 
 /**
  * Whether 2FA is enabled for a contact (unknown contacts: false).
@@ -853,22 +996,33 @@ rampart_status rampart_service_status_2fa(const struct rampart_service *service,
 
 /**
  * Check a code at login or purchase, under the same replay and throttle rules as enable and
- * disable. A wrong code is an outcome, not an error: the call returns `RAMPART_OK` with
+ * disable: an authenticator code (`token`) or a recovery code (`recovery_code`), one given and
+ * the other NULL, read as in `rampart_service_disable_2fa`. A recovery code is used up; 2FA
+ * stays enabled. A wrong code is an outcome, not an error: the call returns `RAMPART_OK` with
  * `*out_accepted` false (wrong, malformed and replayed codes are not told apart).
  *
- * Errors: the id statuses, `RAMPART_STATUS_NOT_ENABLED`, `RAMPART_STATUS_LOCKED`,
- * `RAMPART_STATUS_THROTTLED`, `RAMPART_STATUS_TOKEN_MISSING`, `RAMPART_STATUS_VERIFY_FAILED`
- * (storage). Ownership: on success `*out_accepted` is written. Threading: thread-safe on a
- * shared handle; of several concurrent calls with one valid code exactly one is accepted.
+ * Errors: the id statuses, `RAMPART_STATUS_FACTOR_CONFLICT` (both given),
+ * `RAMPART_STATUS_NOT_ENABLED`, `RAMPART_STATUS_LOCKED` (authenticator codes only),
+ * `RAMPART_STATUS_THROTTLED`, `RAMPART_STATUS_TOKEN_MISSING` (neither given),
+ * `RAMPART_STATUS_VERIFY_FAILED` (storage).
+ *
+ * Ownership: on success `*out_accepted` is written; `*out_method` (if not NULL) receives the
+ * factor that passed (`RAMPART_VERIFY_METHOD_NONE` when rejected) and
+ * `*out_recovery_codes_remaining` (if not NULL) the unused recovery codes after an accepted
+ * code (0 when rejected). Threading: thread-safe on a shared handle; of several concurrent
+ * calls with one valid code exactly one is accepted.
  *
  * # Safety
- * Pointers are NULL or valid; `service` a live handle; `out_accepted` writable.
+ * Pointers are NULL or valid; `service` a live handle; out-pointers NULL or writable.
  */
 rampart_status rampart_service_verify_2fa(const struct rampart_service *service,
                                           const char *partner_id,
                                           const char *contact_id,
                                           const char *token,
-                                          bool *out_accepted);
+                                          const char *recovery_code,
+                                          bool *out_accepted,
+                                          rampart_verify_method *out_method,
+                                          uint32_t *out_recovery_codes_remaining);
 
 /**
  * Create a partner in an environment (a `rampart_environment` value) and hand out its keys.
@@ -1145,7 +1299,8 @@ rampart_status rampart_service_is_2fa_required(const struct rampart_service *ser
                                                bool *out_required);
 
 /**
- * Whether a contact may purchase: refused while 2FA is required and not enabled. Errors,
+ * Whether a contact may purchase: refused while 2FA is required and not enabled, and during a
+ * purchase hold (`rampart_service_purchase_check` says which and until when). Errors,
  * ownership (`*out_allowed`) and threading as `rampart_service_is_2fa_required`.
  *
  * Ownership: the strings are copied, never kept; `*out` is a plain value.
@@ -1157,6 +1312,145 @@ rampart_status rampart_service_may_purchase(const struct rampart_service *servic
                                             const char *partner_id,
                                             const char *contact_id,
                                             bool *out_allowed);
+
+/**
+ * The number of codes in a set (10; 0 for NULL).
+ *
+ * Ownership: the handle is borrowed; nothing to free. Threading: thread-safe.
+ *
+ * # Safety
+ * `codes` is NULL or a live handle.
+ */
+size_t rampart_recovery_codes_count(const struct rampart_recovery_codes *codes);
+
+/**
+ * Code `index` (0 to `rampart_recovery_codes_count` - 1), grouped as shown to the person
+ * (`7KQ2-M9XD-...`), in issue order; NULL for a NULL handle or an index out of range.
+ *
+ * Ownership: the string is borrowed from the set, valid until `rampart_recovery_codes_free`; do
+ * not free it, and do not keep or log a copy: show the codes once. Threading: thread-safe.
+ *
+ * # Safety
+ * `codes` is NULL or a live handle.
+ */
+const char *rampart_recovery_codes_at(const struct rampart_recovery_codes *codes, size_t index);
+
+/**
+ * Free a set of codes, overwriting each with zeros first. NULL is a no-op; the strings
+ * `rampart_recovery_codes_at` lent are invalid afterwards.
+ *
+ * Ownership: takes ownership of `codes`. Threading: must not run while another thread reads
+ * the same set.
+ *
+ * # Safety
+ * `codes` is NULL or a handle from Rampart not freed yet.
+ */
+void rampart_recovery_codes_free(struct rampart_recovery_codes *codes);
+
+/**
+ * Replace a contact's recovery codes with a new set, proven by an authenticator code (the
+ * window, replay, throttle and lock rules of `rampart_service_verify_2fa`; a recovery code
+ * cannot regenerate). The old codes stop working at once.
+ *
+ * Errors: the id statuses, `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_NOT_ENABLED`
+ * (2FA is off), `RAMPART_STATUS_LOCKED`, `RAMPART_STATUS_THROTTLED`,
+ * `RAMPART_STATUS_TOKEN_MISSING`, `RAMPART_STATUS_TOKEN_FAILED` (wrong, malformed or replayed),
+ * `RAMPART_STATUS_ENABLE_FAILED` (storage).
+ *
+ * Ownership: on success `*out_codes` receives the new set, freed with
+ * `rampart_recovery_codes_free`: show it once, never store or log it. Threading: thread-safe on
+ * a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid: strings NUL-terminated, `out_codes` writable.
+ */
+rampart_status rampart_service_regenerate_recovery_codes(const struct rampart_service *service,
+                                                         const char *partner_id,
+                                                         const char *contact_id,
+                                                         const char *token,
+                                                         struct rampart_recovery_codes **out_codes);
+
+/**
+ * How many unused recovery codes a contact has (0 when 2FA is off, and for contacts enabled
+ * before recovery codes existed): the `recoveryCodesRemaining` of `GET /v1/auth/2fa`.
+ *
+ * Errors: as `rampart_service_status_2fa`. Ownership: on success `*out_remaining` is written.
+ * Threading: thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid; `out_remaining` writable.
+ */
+rampart_status rampart_service_recovery_codes_remaining(const struct rampart_service *service,
+                                                        const char *partner_id,
+                                                        const char *contact_id,
+                                                        uint32_t *out_remaining);
+
+/**
+ * Reset a contact's 2FA: an operator action (support, for a contact who lost both the
+ * authenticator and the codes), never a partner call. In one transaction: the secret, pending
+ * secret and recovery codes are erased, both failure counters and the lock are cleared, the last
+ * accepted step is kept (a code from before never works again), the purchase hold starts
+ * (`config.purchase_hold_secs`) and `2fa.reset` is written to the audit trail under
+ * `operator_name` with `reason` and `approved_by`. A contact without 2FA is reset all the same
+ * (audited, held).
+ *
+ * `reason` is 1 to 500 characters without control characters. `approved_by` names the second
+ * operator who approved (NULL or empty: none); for a production partner it is required and
+ * must differ from `operator_name` (four eyes).
+ *
+ * Errors: the id statuses, `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INVALID_INPUT`
+ * (operator name, `"reason must be 1 to 500 characters ..."`, `"approvedBy is required in
+ * production: ..."`, `"approvedBy must name another operator than the one resetting"`),
+ * `RAMPART_STATUS_INTERNAL` (storage: nothing changed).
+ *
+ * Ownership: the strings are copied, never kept; on success `*out_before` (if not NULL)
+ * receives the state before the reset (a plain value). Threading: thread-safe on a shared
+ * handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid: strings NUL-terminated, `out_before` writable.
+ */
+rampart_status rampart_service_reset_2fa(const struct rampart_service *service,
+                                         const char *operator_name,
+                                         const char *partner_id,
+                                         const char *contact_id,
+                                         const char *reason,
+                                         const char *approved_by,
+                                         struct rampart_contact_state *out_before);
+
+/**
+ * A contact's 2FA state for support, read-only (what `rampart-server contact show` prints). A
+ * contact the store has never seen is a contact without 2FA.
+ *
+ * Errors: the id statuses, `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INTERNAL`.
+ * Ownership: on success `*out_state` is written (a plain value). Threading: thread-safe on a
+ * shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid; `out_state` writable.
+ */
+rampart_status rampart_service_contact_state(const struct rampart_service *service,
+                                             const char *partner_id,
+                                             const char *contact_id,
+                                             struct rampart_contact_state *out_state);
+
+/**
+ * Whether a contact may purchase, and why not: the KYC rule first (2FA required and not
+ * enabled), then the purchase hold. `rampart_service_may_purchase` is this without the reason.
+ *
+ * Errors: the id statuses, `RAMPART_STATUS_PARTNER_NOT_FOUND`, `RAMPART_STATUS_INTERNAL`.
+ * Ownership: on success `*out_check` is written, and `*out_hold_until` (if not NULL) receives
+ * when purchases resume (Unix seconds) for `RAMPART_PURCHASE_ON_HOLD`, 0 otherwise. Threading:
+ * thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid; out-pointers writable.
+ */
+rampart_status rampart_service_purchase_check(const struct rampart_service *service,
+                                              const char *partner_id,
+                                              const char *contact_id,
+                                              rampart_purchase_check *out_check,
+                                              uint64_t *out_hold_until);
 
 /**
  * Open a widget session for the partner whose publishable key (`pk_<environment>_...`) the
@@ -1175,8 +1469,9 @@ rampart_status rampart_service_may_purchase(const struct rampart_service *servic
  * (`ws_...`), a library string freed with `rampart_string_free`: a secret, kept only in the
  * widget page's memory (Rampart stores its hash). `*out_session_json` (if not NULL) receives
  * the session as compact JSON, `{"partnerId","environment","origin","signedIn","email",
- * "contactId","kycPassed","twoFactor","mayPurchase"}`, a library string. Threading: thread-safe
- * on a shared handle.
+ * "contactId","kycPassed","twoFactor","mayPurchase","purchaseHoldUntil","recoveryCodesRemaining"}`
+ * (`purchaseHoldUntil`: RFC 3339 UTC while purchases are on hold after a 2FA recovery or reset,
+ * else null), a library string. Threading: thread-safe on a shared handle.
  *
  * # Safety
  * Pointers are NULL or valid: strings NUL-terminated, out-pointers writable.
@@ -1191,7 +1486,8 @@ rampart_status rampart_service_open_session(const struct rampart_service *servic
  * Where a widget session stands (restarting its idle clock), as the JSON of
  * `rampart_service_open_session`: `twoFactor` is NULL before sign-in, then `"none"`,
  * `"setup"` (create and enable 2FA first), `"verify"` (enter a code) or `"passed"`;
- * `mayPurchase` says whether `rampart_service_place_order` would pass the 2FA step.
+ * `mayPurchase` says whether `rampart_service_place_order` would pass the 2FA step and the
+ * purchase hold.
  *
  * Errors: `RAMPART_STATUS_SESSION_EXPIRED` (unknown, closed or idle for 30 minutes, or not
  * UTF-8), `RAMPART_STATUS_INVALID_INPUT` (NULL arguments), `RAMPART_STATUS_INTERNAL`.
@@ -1267,13 +1563,16 @@ rampart_status rampart_service_sign_in(const struct rampart_service *service,
 /**
  * Pass the session's 2FA step with a code from the signed-in contact's authenticator app
  * (2FA enabled: `twoFactor` is `"verify"`), under the replay and throttle rules of
- * `rampart_service_verify_2fa`; `token` as there (NULL is a missing token).
+ * `rampart_service_verify_2fa`; `token` as there (NULL is a missing token). Or recover with a
+ * recovery code (`recovery_code`, `token` NULL): that disables 2FA through the session (audited
+ * with actor `contact`) and starts the purchase hold; the step is then `"setup"` when 2FA is
+ * required, else `"none"`.
  *
- * Errors: `RAMPART_STATUS_SESSION_EXPIRED`, `RAMPART_STATUS_SIGN_IN_REQUIRED`, the 2FA
- * statuses of `rampart_service_verify_2fa`, and `RAMPART_STATUS_TOKEN_FAILED` for a wrong,
- * malformed or replayed code (here an error, as over HTTP). Ownership: on success
- * `*out_session_json` (if not NULL) receives the session, a library string. Threading:
- * thread-safe on a shared handle.
+ * Errors: `RAMPART_STATUS_SESSION_EXPIRED`, `RAMPART_STATUS_SIGN_IN_REQUIRED`,
+ * `RAMPART_STATUS_FACTOR_CONFLICT` (both given), the 2FA statuses of
+ * `rampart_service_verify_2fa`, and `RAMPART_STATUS_TOKEN_FAILED` for a wrong, malformed or
+ * replayed code (here an error, as over HTTP). Ownership: on success `*out_session_json` (if
+ * not NULL) receives the session, a library string. Threading: thread-safe on a shared handle.
  *
  * # Safety
  * Pointers are NULL or valid: strings NUL-terminated, out-pointers writable.
@@ -1281,7 +1580,25 @@ rampart_status rampart_service_sign_in(const struct rampart_service *service,
 rampart_status rampart_service_session_verify_2fa(const struct rampart_service *service,
                                                   const char *session_token,
                                                   const char *token,
+                                                  const char *recovery_code,
                                                   char **out_session_json);
+
+/**
+ * New recovery codes for the session's signed-in contact, proven by an authenticator code
+ * (`token`, as in `rampart_service_verify_2fa`): what the widget offers when 3 or fewer remain
+ * (`recoveryCodesRemaining` of the session). The old codes stop working at once.
+ *
+ * Errors: `RAMPART_STATUS_SESSION_EXPIRED`, `RAMPART_STATUS_SIGN_IN_REQUIRED`, and those of
+ * `rampart_service_regenerate_recovery_codes`. Ownership: on success `*out_codes` receives the
+ * new set, freed with `rampart_recovery_codes_free`. Threading: thread-safe on a shared handle.
+ *
+ * # Safety
+ * Pointers are NULL or valid: strings NUL-terminated, `out_codes` writable.
+ */
+rampart_status rampart_service_session_regenerate_recovery_codes(const struct rampart_service *service,
+                                                                 const char *session_token,
+                                                                 const char *token,
+                                                                 struct rampart_recovery_codes **out_codes);
 
 /**
  * Buy, as the signed-in contact: `coin` (`"btc"`), `amount` (`"25"`, `"25.50"`), `currency`
@@ -1294,6 +1611,8 @@ rampart_status rampart_service_session_verify_2fa(const struct rampart_service *
  * `RAMPART_STATUS_INVALID_INPUT` naming the first failing field (`coin`, `amount`,
  * `currency`, `address`) with the widget option rule it breaks ("address is not valid: ..."),
  * or the argument, `RAMPART_STATUS_TWO_FACTOR_REQUIRED` (the 2FA step is not done),
+ * `RAMPART_STATUS_PURCHASE_HOLD` ("Purchases are on hold until <RFC 3339 time> after a 2FA
+ * reset", in `rampart_last_error_message`),
  * `RAMPART_STATUS_PURCHASES_UNAVAILABLE` (production: nothing is stored),
  * `RAMPART_STATUS_INTERNAL`.
  *

@@ -10,10 +10,11 @@ dir=$1
 cd "$dir"
 node_modules/.bin/tsc -p .
 want='create2fa 200 {"message":"Successfully created 2fa!","code":200} (with qrCode and manual)
-enable2fa 200 {"message":"Successfully enabled 2fa!","code":200}
-2fa 200 {"message":"2FA is true.","code":200,"status":true}
-verify2fa 200 {"message":"2FA token is valid.","code":200}
+enable2fa 200 {"message":"Successfully enabled 2fa!","code":200} (with 10 recoveryCodes)
+2fa 200 {"message":"2FA is true.","code":200,"status":true,"recoveryCodesRemaining":10}
+verify2fa 200 {"message":"2FA token is valid.","code":200,"method":"token","recoveryCodesRemaining":10}
 verify2fa (replayed) 401 {"message":"Google 2FA failed","code":401}
+verify2fa (recovery code) 200 {"message":"2FA token is valid.","code":200,"method":"recoveryCode","recoveryCodesRemaining":9}
 2fa (unknown partner) 404 {"message":"Partner not found","code":404}'
 got=$(node build/lifecycle.js)
 [ "$got" = "$want" ] || { echo "typescript example: got"; echo "$got"; echo "want"; echo "$want"; exit 1; } >&2

@@ -44,6 +44,8 @@ export type RampartErrorCode =
   | 'widget_not_approved'
   | 'origin_not_allowed'
   | 'sign_in_unavailable'
+  | 'factor_conflict'
+  | 'purchase_hold'
   // The widget's whole-call failures (`options_invalid`, `target_invalid`, `chain_unknown`,
   // the signature checks, ...), each a 400.
   | (string & {})
@@ -143,20 +145,47 @@ export declare class Service {
    * service's; `label` (the Key URI's account) defaults to the contact id.
    */
   create2fa(partnerId: string, contactId: string, issuer?: string | null, label?: string | null): Promise<TwoFactorSetup>
-  /** Resolves when enabled; rejects with the lifecycle's errors. */
-  enable2fa(partnerId: string, contactId: string, token: unknown): Promise<void>
-  /** Resolves when disabled (the secret erased); rejects with the lifecycle's errors. */
-  disable2fa(partnerId: string, contactId: string, token: unknown): Promise<void>
+  /**
+   * Resolves to the 10 recovery codes (`XXXX-XXXX-XXXX-XXXX-XXXX-XXXX`) when enabled, to show
+   * the person once: they are never shown again. Rejects with the lifecycle's errors.
+   */
+  enable2fa(partnerId: string, contactId: string, token: unknown): Promise<Array<string>>
+  /**
+   * A new set of recovery codes for an authenticator code; the old set stops working.
+   * Rejects with `not_enabled` when 2FA is off, and the lifecycle's token errors.
+   */
+  regenerateRecoveryCodes(partnerId: string, contactId: string, token: unknown): Promise<Array<string>>
+  /**
+   * Resolves when disabled (the secret and recovery codes erased); rejects with the
+   * lifecycle's errors. `factor` is an authenticator code, or `{ recoveryCode }` (which also
+   * clears the lock and starts the purchase hold); both given reject with `factor_conflict`.
+   */
+  disable2fa(partnerId: string, contactId: string, factor: Factor | unknown): Promise<void>
   /** Whether 2FA is enabled for the contact. */
   status2fa(partnerId: string, contactId: string): Promise<boolean>
+  /** Unused recovery codes of the contact (0 when 2FA is off). */
+  recoveryCodesRemaining(partnerId: string, contactId: string): Promise<number>
   /**
-   * True when the code is accepted (its time step is then used up); false for a wrong,
-   * malformed or replayed code. State, lock, throttle and missing-token answers reject.
+   * Checks an authenticator code, or `{ recoveryCode }` (used up; 2FA stays on). Resolves to
+   * `false` for a wrong, malformed or replayed code, and to `{ method, recoveryCodesRemaining }`
+   * when accepted, so `if (await service.verify2fa(...))` passes only on an accepted code.
+   * State, lock, throttle, missing-token and `factor_conflict` answers reject.
    */
-  verify2fa(partnerId: string, contactId: string, token: unknown): Promise<boolean>
+  verify2fa(partnerId: string, contactId: string, factor: Factor | unknown): Promise<false | Verified>
   setKycPassed(partnerId: string, contactId: string, passed: boolean, operator: string): Promise<void>
   /** An operator action: lift the lock after too many failed attempts. */
   resetLock(partnerId: string, contactId: string, operator: string): Promise<void>
+  /**
+   * An operator action for a contact who lost the authenticator and the codes: erases the
+   * secret and recovery codes, clears both counters and the lock, starts the purchase hold,
+   * audits `2fa.reset`. `reason`: 1 to 500 characters. For a production partner `approvedBy`
+   * must name another operator (four eyes). Resolves to the state before the reset.
+   */
+  reset2fa(partnerId: string, contactId: string, operator: string, reason: string, approvedBy?: string | null): Promise<ContactState>
+  /** The contact's 2FA state for support, read-only (never a secret). */
+  contactState(partnerId: string, contactId: string): Promise<ContactState>
+  /** Whether the contact may purchase, and why not (`mayPurchase` without the reason). */
+  purchaseCheck(partnerId: string, contactId: string): Promise<PurchaseCheck>
   is2faRequired(partnerId: string, contactId: string): Promise<boolean>
   mayPurchase(partnerId: string, contactId: string): Promise<boolean>
   contactsRequiring2fa(partnerId: string): Promise<Array<string>>
@@ -185,9 +214,12 @@ export declare class Service {
   signIn(sessionToken: string, email: string, code: string): Promise<SessionState>
   /**
    * Passes the session's 2FA step with a code from the contact's app (a wrong code rejects
-   * with `token_failed`, as over HTTP).
+   * with `token_failed`, as over HTTP), or recovers with `{ recoveryCode }`: that disables 2FA
+   * through the session and starts the purchase hold.
    */
-  sessionVerify2fa(sessionToken: string, token: unknown): Promise<SessionState>
+  sessionVerify2fa(sessionToken: string, factor: Factor | unknown): Promise<SessionState>
+  /** New recovery codes for the session's contact, proven by an authenticator code. */
+  sessionRegenerateRecoveryCodes(sessionToken: string, token: unknown): Promise<Array<string>>
   /**
    * Buys as the signed-in contact. The request is checked as widget options under `config`
    * (the JSON form of `WidgetSettings.config`; default the built-in one), then the 2FA step;
@@ -303,6 +335,24 @@ export declare function checkOrigins(origins: Array<string>, environment: string
 /** The 6-digit code of a secret at a Unix time in seconds (default now). */
 export declare function codeAt(secret: string | Buffer, unixTime?: number | null): string
 
+/**
+ * A contact's 2FA state for support (`contactState`, and what `reset2fa` resolves to: the state
+ * before the reset). Never a secret. `purchaseHoldUntil` (Unix seconds) is absent when there is
+ * no hold or it has passed.
+ */
+export interface ContactState {
+  enabled: boolean
+  /** Authenticator codes are locked: the failure count reached 100. */
+  locked: boolean
+  /** Consecutive wrong authenticator codes. */
+  failures: number
+  /** Consecutive wrong recovery codes (their own back-off, no lock). */
+  recoveryFailures: number
+  recoveryCodesRemaining: number
+  kycPassed: boolean
+  purchaseHoldUntil?: number
+}
+
 export declare function cspDirectives(environment: string, settings?: WidgetSettings | null): CspDirectives
 
 /** What the host page's Content-Security-Policy must allow. */
@@ -321,6 +371,17 @@ export interface Enrolment {
   manual: string
   uri: string
   qrCode: string
+}
+
+/**
+ * The factor of `disable2fa`, `verify2fa` and `sessionVerify2fa` as an object: give `token` or
+ * `recoveryCode` (both reject with `factor_conflict`). A bare token (`'123456'`) works as well.
+ */
+export interface Factor {
+  /** An authenticator code, read by the token grammar (a string, or an integer number). */
+  token?: unknown
+  /** A recovery code as typed (case, spaces and hyphens do not matter). */
+  recoveryCode?: unknown
 }
 
 /**
@@ -483,6 +544,17 @@ export interface PartnerCredentials {
   environment: string
 }
 
+/**
+ * "May this contact purchase" (`purchaseCheck`). When not, `reason` is the error code an order
+ * would reject with: `'two_factor_required'` (KYC passed, 2FA not set up) or `'purchase_hold'`
+ * (after a recovery or an operator reset, until `until`, Unix seconds).
+ */
+export interface PurchaseCheck {
+  allowed: boolean
+  reason?: 'two_factor_required' | 'purchase_hold'
+  until?: number
+}
+
 /** Any text as a QR code, `data:image/png;base64,...`. */
 export declare function qrPngDataUri(text: string): string
 
@@ -524,12 +596,17 @@ export interface ServiceOptions {
   masterKeyId?: number
   /** HS256 secret for legacy partner JWTs. */
   jwtSecret?: Buffer
+  /**
+   * Seconds a contact may not purchase after a disable by recovery code or an operator reset,
+   * 0 to 604800 (default 86400).
+   */
+  purchaseHoldSecs?: number
 }
 
 /**
  * Where a widget session stands. `twoFactor` is absent before sign-in, then `"none"`, `"setup"`
  * (create and enable 2FA first), `"verify"` (enter a code) or `"passed"`; `mayPurchase` says
- * whether `placeOrder` would pass the 2FA step.
+ * whether `placeOrder` would pass the 2FA step and the purchase hold.
  */
 export interface SessionState {
   partnerId: string
@@ -542,6 +619,13 @@ export interface SessionState {
   kycPassed: boolean
   twoFactor?: string
   mayPurchase: boolean
+  /**
+   * Until when purchases are on hold after a 2FA recovery or reset (Unix seconds); absent
+   * when there is no hold.
+   */
+  purchaseHoldUntil?: number
+  /** Unused recovery codes of the signed-in contact (the widget offers new ones at 3 or fewer). */
+  recoveryCodesRemaining: number
 }
 
 /** A sign-in code to deliver to the email's owner, valid for `expiresIn` seconds. */
@@ -579,6 +663,12 @@ export interface Validation {
   options?: any
   urlOptions?: any
   url?: string
+}
+
+/** An accepted `verify2fa`: by which factor, and how many recovery codes are left. */
+export interface Verified {
+  method: 'token' | 'recoveryCode'
+  recoveryCodesRemaining: number
 }
 
 /**

@@ -44,6 +44,8 @@ export type RampartErrorCode =
   | 'widget_not_approved'
   | 'origin_not_allowed'
   | 'sign_in_unavailable'
+  | 'factor_conflict'
+  | 'purchase_hold'
   // The widget's whole-call failures (`options_invalid`, `target_invalid`, `chain_unknown`,
   // the signature checks, ...), each a 400.
   | (string & {})

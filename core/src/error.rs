@@ -362,7 +362,7 @@ impl Error {
         e
     }
 
-    /// A 403 for an order during the purchase hold: "Purchases are on hold until <time> after
+    /// A 403 for an order during the purchase hold: "Purchases are on hold until `<time>` after
     /// a 2FA reset", `until` being RFC 3339 UTC.
     pub fn purchase_hold(until: &str) -> Self {
         Self::new(ErrorKind::PurchaseHold).with_detail(format!("Purchases are on hold until {until} after a 2FA reset"))

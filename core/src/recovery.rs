@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use zeroize::{Zeroize, Zeroizing};
+use zeroize::Zeroizing;
 
 use crate::audit::{details, event};
 use crate::crypto::fill_random;
@@ -296,7 +296,7 @@ impl PurchaseCheck {
     }
 
     /// The refusal as an error (`Ok` when allowed): 403 "2FA is required before buying" or 403
-    /// "Purchases are on hold until <time> after a 2FA reset".
+    /// "Purchases are on hold until `<time>` after a 2FA reset".
     pub fn into_result(self) -> Result<()> {
         match self {
             Self::Allowed => Ok(()),
@@ -328,15 +328,16 @@ fn code_hash(partner: &PartnerId, contact: &ContactId, set: &[u8; 16], code: &[u
 
 /// A new set for a contact: the codes to show and what to store.
 pub(crate) fn issue(partner: &PartnerId, contact: &ContactId) -> Result<(RecoveryCodes, RecoveryCodeSet)> {
-    let mut id = [0u8; 16];
-    fill_random(&mut id)?;
+    // One read of the OS CSPRNG for the set id and every code.
+    let mut raw = Zeroizing::new([0u8; 16 + RECOVERY_CODES * CODE_BYTES]);
+    fill_random(&mut raw[..])?;
+    let (id_bytes, code_bytes) = raw.split_at(16);
+    let id: [u8; 16] = id_bytes.try_into().map_err(|_| Error::new(ErrorKind::Internal))?;
     let mut shown = Zeroizing::new(Vec::with_capacity(RECOVERY_CODES));
     let mut codes = Vec::with_capacity(RECOVERY_CODES);
-    let mut raw = Zeroizing::new([0u8; CODE_BYTES]);
     let mut symbols = Zeroizing::new([0u8; CODE_SYMBOLS]);
-    for _ in 0..RECOVERY_CODES {
-        fill_random(&mut raw[..])?;
-        crockford().encode_mut(&raw[..], &mut symbols[..]);
+    for random in code_bytes.chunks_exact(CODE_BYTES) {
+        crockford().encode_mut(random, &mut symbols[..]);
         codes.push(RecoveryCodeSlot { hash: code_hash(partner, contact, &id, &symbols), used: false });
         let mut grouped = String::with_capacity(CODE_SYMBOLS + 5);
         for (i, group) in symbols.chunks(4).enumerate() {
@@ -348,7 +349,6 @@ pub(crate) fn issue(partner: &PartnerId, contact: &ContactId) -> Result<(Recover
         }
         shown.push(grouped);
     }
-    raw.zeroize();
     Ok((RecoveryCodes(shown), RecoveryCodeSet { id, codes }))
 }
 

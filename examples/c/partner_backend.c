@@ -70,25 +70,41 @@ int main(int argc, char **argv) {
      * stay inside the one-step window. */
     if (time(NULL) % 30 > 26) sleep(4);
 
-    /* POST /v1/auth/enable2fa with the code the user typed (spaces are fine). */
+    /* POST /v1/auth/enable2fa with the code the user typed (spaces are fine). Enable hands out
+     * 10 recovery codes: answer them once (details.recoveryCodes, Cache-Control: no-store),
+     * never store or log them; rampart_recovery_codes_free wipes them. */
     char *code = app_code(manual, -1);
-    CHECK("enable 2fa", rampart_service_enable_2fa(service, caller, contact, code));
+    rampart_recovery_codes *codes = NULL;
+    CHECK("enable 2fa", rampart_service_enable_2fa(service, caller, contact, code, &codes));
     bool enabled = false;
+    uint32_t remaining = 0;
     CHECK("status", rampart_service_status_2fa(service, caller, contact, &enabled));
-    printf("enabled: 2FA is %s.\n", enabled ? "true" : "false");
+    CHECK("remaining", rampart_service_recovery_codes_remaining(service, caller, contact, &remaining));
+    printf("enabled: 2FA is %s, %zu recovery codes to show once (%u unused)\n", enabled ? "true" : "false",
+           rampart_recovery_codes_count(codes), (unsigned)remaining);
 
     /* At login or purchase: a wrong code is an outcome, not an error. */
     bool accepted = true;
-    CHECK("verify", rampart_service_verify_2fa(service, caller, contact, "000000", &accepted));
+    CHECK("verify", rampart_service_verify_2fa(service, caller, contact, "000000", NULL, &accepted, NULL, NULL));
     printf("verify 000000: %s\n", accepted ? "accepted" : "rejected");
     rampart_string_free(code);
     code = app_code(manual, 0);
-    CHECK("verify", rampart_service_verify_2fa(service, caller, contact, code, &accepted));
+    CHECK("verify", rampart_service_verify_2fa(service, caller, contact, code, NULL, &accepted, NULL, NULL));
     printf("verify the app's code: %s\n", accepted ? "accepted" : "rejected");
 
     /* The same code again is a replay. */
-    CHECK("verify", rampart_service_verify_2fa(service, caller, contact, code, &accepted));
+    CHECK("verify", rampart_service_verify_2fa(service, caller, contact, code, NULL, &accepted, NULL, NULL));
     printf("verify it again: %s\n", accepted ? "accepted" : "rejected");
+
+    /* A lost phone: a recovery code in place of the token (token NULL); it works once. */
+    rampart_verify_method method = RAMPART_VERIFY_METHOD_NONE;
+    const char *recovery = rampart_recovery_codes_at(codes, 0);
+    CHECK("verify", rampart_service_verify_2fa(service, caller, contact, NULL, recovery, &accepted, &method, &remaining));
+    printf("verify a recovery code: %s (%s), %u left\n", accepted ? "accepted" : "rejected",
+           method == RAMPART_VERIFY_METHOD_RECOVERY_CODE ? "recoveryCode" : "token", (unsigned)remaining);
+    CHECK("verify", rampart_service_verify_2fa(service, caller, contact, NULL, recovery, &accepted, NULL, NULL));
+    printf("verify it again: %s\n", accepted ? "accepted" : "rejected");
+    rampart_recovery_codes_free(codes);
 
     /* Errors carry a status, an HTTP-style code and a fixed message. */
     rampart_status status = rampart_service_create_2fa(service, caller, contact, NULL, NULL, &qr_code, &manual, NULL);
@@ -98,7 +114,7 @@ int main(int argc, char **argv) {
     /* POST /v1/auth/disable2fa with a later code. */
     rampart_string_free(code);
     code = app_code(manual, 1);
-    CHECK("disable 2fa", rampart_service_disable_2fa(service, caller, contact, code));
+    CHECK("disable 2fa", rampart_service_disable_2fa(service, caller, contact, code, NULL));
     CHECK("status", rampart_service_status_2fa(service, caller, contact, &enabled));
     printf("disabled: 2FA is %s.\n", enabled ? "true" : "false");
 

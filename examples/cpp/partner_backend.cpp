@@ -42,8 +42,10 @@ int main(int argc, char **argv) {
         // Codes one step apart: keep clear of a step's last seconds (see the C example).
         if (unix_now() % 30 > 26) std::this_thread::sleep_for(std::chrono::seconds(4));
 
-        service.enable_2fa(caller.str(), contact, app_code(setup.manual, -1).str());
-        std::cout << "enabled: 2FA is " << (service.status_2fa(caller.str(), contact) ? "true" : "false") << ".\n";
+        // Enable hands out 10 recovery codes: show them once, never store or log them.
+        const auto codes = service.enable_2fa(caller.str(), contact, app_code(setup.manual, -1).str());
+        std::cout << "enabled: 2FA is " << (service.status_2fa(caller.str(), contact) ? "true" : "false") << ", "
+                  << codes.size() << " recovery codes to show once\n";
 
         const auto code = app_code(setup.manual, 0);
         std::cout << "verify 000000: " << (service.verify_2fa(caller.str(), contact, "000000") ? "accepted" : "rejected")
@@ -51,6 +53,15 @@ int main(int argc, char **argv) {
                   << (service.verify_2fa(caller.str(), contact, code.str()) ? "accepted" : "rejected")
                   << "\nverify it again: "
                   << (service.verify_2fa(caller.str(), contact, code.str()) ? "accepted" : "rejected") << "\n";
+
+        // A lost phone: a recovery code verifies once (the factor says which kind of code it is).
+        const auto recovered = service.verify_2fa(caller.str(), contact, rampart::Factor::recovery_code(codes[0]));
+        std::cout << "verify a recovery code: " << (recovered ? "accepted" : "rejected") << ", "
+                  << recovered.recovery_codes_remaining << " left\n";
+        std::cout << "verify it again: "
+                  << (service.verify_2fa(caller.str(), contact, rampart::Factor::recovery_code(codes[0])) ? "accepted"
+                                                                                                       : "rejected")
+                  << "\n";
 
         try {
             service.create_2fa(caller.str(), contact);

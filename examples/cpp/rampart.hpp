@@ -11,6 +11,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rampart {
@@ -74,6 +75,51 @@ struct Setup {
     String qr_code, manual, uri;
 };
 
+// A set of recovery codes, to show once: read by index; wiped and freed by
+// rampart_recovery_codes_free when it goes out of scope.
+class RecoveryCodes {
+public:
+    explicit RecoveryCodes(rampart_recovery_codes *owned) noexcept : ptr_(owned) {}
+
+    std::size_t size() const noexcept { return rampart_recovery_codes_count(ptr_.get()); }
+    // Borrowed from the set: valid while it lives (nullptr out of range).
+    const char *operator[](std::size_t index) const noexcept { return rampart_recovery_codes_at(ptr_.get(), index); }
+
+private:
+    struct Free {
+        void operator()(rampart_recovery_codes *p) const noexcept { rampart_recovery_codes_free(p); }
+    };
+    std::unique_ptr<rampart_recovery_codes, Free> ptr_;
+};
+
+// What proves 2FA in disable and verify: an authenticator code (a string converts to one) or
+// Factor::recovery_code(code).
+class Factor {
+public:
+    Factor(std::string token) : token_(std::move(token)) {}  // NOLINT: implicit, as a token is the usual factor
+    Factor(const char *token) : token_(token ? token : "") {}  // NOLINT
+    static Factor recovery_code(std::string code) {
+        Factor f{std::string()};
+        f.recovery_code_ = std::move(code);
+        f.is_recovery_code_ = true;
+        return f;
+    }
+    const char *token() const noexcept { return is_recovery_code_ ? nullptr : token_.c_str(); }
+    const char *recovery_code() const noexcept { return is_recovery_code_ ? recovery_code_.c_str() : nullptr; }
+
+private:
+    std::string token_, recovery_code_;
+    bool is_recovery_code_ = false;
+};
+
+// The outcome of a verify: true when accepted, with the factor and the codes left.
+struct Verification {
+    bool accepted = false;
+    rampart_verify_method method = RAMPART_VERIFY_METHOD_NONE;
+    std::uint32_t recovery_codes_remaining = 0;
+    explicit operator bool() const noexcept { return accepted; }
+};
+
 // The service handle: thread-safe, so share one instance (by reference) across threads.
 class Service {
 public:
@@ -112,12 +158,25 @@ public:
         return Setup{String(qr_code), String(manual), String(uri)};
     }
 
-    void enable_2fa(const std::string &partner, const std::string &contact, const std::string &token) const {
-        check(rampart_service_enable_2fa(handle_.get(), partner.c_str(), contact.c_str(), token.c_str()));
+    // Returns the 10 recovery codes, to show once.
+    RecoveryCodes enable_2fa(const std::string &partner, const std::string &contact, const std::string &token) const {
+        rampart_recovery_codes *codes = nullptr;
+        check(rampart_service_enable_2fa(handle_.get(), partner.c_str(), contact.c_str(), token.c_str(), &codes));
+        return RecoveryCodes(codes);
     }
 
-    void disable_2fa(const std::string &partner, const std::string &contact, const std::string &token) const {
-        check(rampart_service_disable_2fa(handle_.get(), partner.c_str(), contact.c_str(), token.c_str()));
+    // A new set for an authenticator code; the old one stops working.
+    RecoveryCodes regenerate_recovery_codes(const std::string &partner, const std::string &contact,
+                                            const std::string &token) const {
+        rampart_recovery_codes *codes = nullptr;
+        check(rampart_service_regenerate_recovery_codes(handle_.get(), partner.c_str(), contact.c_str(), token.c_str(),
+                                                        &codes));
+        return RecoveryCodes(codes);
+    }
+
+    void disable_2fa(const std::string &partner, const std::string &contact, const Factor &factor) const {
+        check(rampart_service_disable_2fa(handle_.get(), partner.c_str(), contact.c_str(), factor.token(),
+                                          factor.recovery_code()));
     }
 
     bool status_2fa(const std::string &partner, const std::string &contact) const {
@@ -126,11 +185,18 @@ public:
         return enabled;
     }
 
-    // A wrong code is `false`, not an exception.
-    bool verify_2fa(const std::string &partner, const std::string &contact, const std::string &token) const {
-        bool accepted = false;
-        check(rampart_service_verify_2fa(handle_.get(), partner.c_str(), contact.c_str(), token.c_str(), &accepted));
-        return accepted;
+    std::uint32_t recovery_codes_remaining(const std::string &partner, const std::string &contact) const {
+        std::uint32_t remaining = 0;
+        check(rampart_service_recovery_codes_remaining(handle_.get(), partner.c_str(), contact.c_str(), &remaining));
+        return remaining;
+    }
+
+    // A wrong code is a Verification that is false, not an exception.
+    Verification verify_2fa(const std::string &partner, const std::string &contact, const Factor &factor) const {
+        Verification v;
+        check(rampart_service_verify_2fa(handle_.get(), partner.c_str(), contact.c_str(), factor.token(),
+                                         factor.recovery_code(), &v.accepted, &v.method, &v.recovery_codes_remaining));
+        return v;
     }
 
     const rampart_service *get() const noexcept { return handle_.get(); }

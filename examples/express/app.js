@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // A partner backend on Express over the Rampart Node binding: the 2FA routes of SPEC section 3
-// and one widget route. Copy it, then put your own routes beside these.
+// (with the recovery codes of section 8) and one widget route. Copy it, then put your own routes
+// beside these.
 //
 //   RAMPART_DB=partner.db node app.js        # serve on 127.0.0.1:3000 (HOST, PORT)
 //
@@ -62,6 +63,17 @@ function invalid(message) {
   return new rampart.RampartError(message, { code: 'invalid_input', status: 400 })
 }
 
+/** Given, as SPEC section 8.1 means it: present, not null, not only (ASCII) white space. */
+function given(value) {
+  return value != null && !(typeof value === 'string' && /^[ \t\n\f\r]*$/.test(value))
+}
+
+/** The answer that shows recovery codes: `details.recoveryCodes`, never cached. */
+function sendCodes(res, message, codes) {
+  res.set('Cache-Control', 'no-store')
+  send(res, 200, message, { details: { recoveryCodes: codes } })
+}
+
 /**
  * The Express app over `service`; it does not listen (the caller does) nor close the service.
  * @param {import('rampart').Service} service
@@ -98,25 +110,40 @@ function createApp(service) {
     res.set('Cache-Control', 'no-store') // the only answer that carries a secret
     send(res, 200, 'Successfully created 2fa!', { details: { qrCode: setup.qrCode, manual: setup.manual } })
   })
-  // The token goes in as sent (string, number, anything): the binding applies SPEC section 2's grammar.
-  route('post', '/v1/auth/enable2fa', json, async (req, res) => {
-    await service.enable2fa(res.locals.partner, req.body?.contactId, req.body?.token)
-    send(res, 200, 'Successfully enabled 2fa!')
+  // Enable and regenerate take only `token`: a given `recoveryCode` is 400, after the contactId
+  // answers (the binding gives those, here from a read that changes nothing).
+  const onlyToken = async (req, res, next) => {
+    if (!given(req.body?.recoveryCode)) return next()
+    await service.recoveryCodesRemaining(res.locals.partner, req.body?.contactId)
+    next(invalid('recoveryCode is not accepted here'))
+  }
+  // The token goes in as sent (string, number, anything): the binding applies SPEC section 2's
+  // grammar. Enable answers the 10 recovery codes, once.
+  route('post', '/v1/auth/enable2fa', json, onlyToken, async (req, res) => {
+    const codes = await service.enable2fa(res.locals.partner, req.body?.contactId, req.body?.token)
+    sendCodes(res, 'Successfully enabled 2fa!', codes)
   })
+  route('post', '/v1/auth/recoveryCodes', json, onlyToken, async (req, res) => {
+    const codes = await service.regenerateRecoveryCodes(res.locals.partner, req.body?.contactId, req.body?.token)
+    sendCodes(res, 'Recovery codes regenerated.', codes)
+  })
+  // Disable and verify take `token` or `recoveryCode`, each as sent; both given reject with the
+  // binding's 400 "Give token or recoveryCode, not both".
+  const factor = (body) => ({ token: body?.token, recoveryCode: body?.recoveryCode })
   route('post', '/v1/auth/disable2fa', json, async (req, res) => {
-    await service.disable2fa(res.locals.partner, req.body?.contactId, req.body?.token)
+    await service.disable2fa(res.locals.partner, req.body?.contactId, factor(req.body))
     send(res, 200, 'Successfully disbaled 2fa!') // sic: the wire-compatible message
   })
   // verify2fa resolves false for a wrong or replayed code (an outcome); over HTTP that is a 401.
   route('post', '/v1/auth/verify2fa', json, async (req, res) => {
-    if (!(await service.verify2fa(res.locals.partner, req.body?.contactId, req.body?.token))) {
-      throw new rampart.RampartError('Google 2FA failed', { code: 'token_failed', status: 401 })
-    }
-    send(res, 200, '2FA token is valid.')
+    const verified = await service.verify2fa(res.locals.partner, req.body?.contactId, factor(req.body))
+    if (!verified) throw new rampart.RampartError('Google 2FA failed', { code: 'token_failed', status: 401 })
+    send(res, 200, '2FA token is valid.', verified) // method, recoveryCodesRemaining
   })
   route('get', '/v1/auth/2fa', async (req, res) => {
     const on = await service.status2fa(res.locals.partner, req.query.contactId)
-    send(res, 200, `2FA is ${on}.`, { status: on })
+    const remaining = await service.recoveryCodesRemaining(res.locals.partner, req.query.contactId)
+    send(res, 200, `2FA is ${on}.`, { status: on, recoveryCodesRemaining: remaining })
   })
 
   // The widget for these options (SPEC section 4): its URL, the script and iframe snippets to

@@ -14,6 +14,10 @@ const rampart = require('rampart')
 const { createApp, openService, readKeyFile } = require('./app.js')
 
 const STEP = 30_000
+const CODE = /^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){5}$/ // Crockford base32, six groups
+const FAILED = { message: 'Google 2FA failed', code: 401 }
+const CONFLICT = { message: 'Give token or recoveryCode, not both', code: 400 }
+const NOT_HERE = { message: 'recoveryCode is not accepted here', code: 400 }
 let dir, service, server, base, key, publishableKey
 
 before(async () => {
@@ -66,22 +70,73 @@ test('the 2FA lifecycle over HTTP with authenticator codes', async () => {
   assert.deepEqual(await post('/v1/auth/enable2fa', c), { message: 'Google 2FA requires the token to be passed in', code: 401 })
   const previous = codeAt(manual, now - STEP)
   assert.deepEqual(await post('/v1/auth/enable2fa', { ...c, token: wrong(previous) }), { message: 'Google 2FA failed', code: 401 })
-  assert.deepEqual(await post('/v1/auth/enable2fa', { ...c, token: previous }), { message: 'Successfully enabled 2fa!', code: 200 })
+  const { res: enabledRes, json: enabled } = await call('POST', '/v1/auth/enable2fa', { body: { ...c, token: previous } })
+  assert.equal(enabledRes.headers.get('cache-control'), 'no-store')
+  const { details: { recoveryCodes }, ...rest } = enabled
+  assert.deepEqual(rest, { message: 'Successfully enabled 2fa!', code: 200 })
+  assert.equal(recoveryCodes.length, 10)
+  for (const r of recoveryCodes) assert.match(r, CODE)
   assert.deepEqual(await post('/v1/auth/enable2fa', { ...c, token: previous }), { message: 'Cannot enable 2FA again, it is already set', code: 409 })
   assert.deepEqual(await get(`/v1/auth/create2fa?contactId=${contact}`), { message: 'Must disable 2FA before creating a new one', code: 403 })
 
   const current = codeAt(manual, now)
-  assert.deepEqual(await post('/v1/auth/verify2fa', { ...c, token: current }), { message: '2FA token is valid.', code: 200 })
+  assert.deepEqual(await post('/v1/auth/verify2fa', { ...c, token: current }), { message: '2FA token is valid.', code: 200, method: 'token', recoveryCodesRemaining: 10 })
   assert.deepEqual(await post('/v1/auth/verify2fa', { ...c, token: current }), { message: 'Google 2FA failed', code: 401 }, 'a replay')
   assert.deepEqual(await post('/v1/auth/verify2fa', { ...c, token: wrong(current) }), { message: 'Google 2FA failed', code: 401 })
-  assert.deepEqual(await get(`/v1/auth/2fa?contactId=${contact}`), { message: '2FA is true.', code: 200, status: true })
+  assert.deepEqual(await get(`/v1/auth/2fa?contactId=${contact}`), { message: '2FA is true.', code: 200, status: true, recoveryCodesRemaining: 10 })
 
   const next = codeAt(manual, now + STEP)
   assert.deepEqual(await post('/v1/auth/disable2fa', { ...c, token: wrong(next) }), { message: 'Google 2FA failed', code: 401 })
   assert.deepEqual(await post('/v1/auth/disable2fa', { ...c, token: next }), { message: 'Successfully disbaled 2fa!', code: 200 })
-  assert.deepEqual(await get(`/v1/auth/2fa?contactId=${contact.toUpperCase()}`), { message: '2FA is false.', code: 200, status: false })
+  assert.deepEqual(await get(`/v1/auth/2fa?contactId=${contact.toUpperCase()}`), { message: '2FA is false.', code: 200, status: false, recoveryCodesRemaining: 0 })
   assert.deepEqual(await post('/v1/auth/disable2fa', { ...c, token: next }), { message: '2FA is not enabled', code: 409 })
   assert.deepEqual(await post('/v1/auth/verify2fa', { ...c, token: next }), { message: '2FA is not enabled', code: 409 })
+})
+
+test('recovery codes over HTTP, as the Rust server answers', async () => {
+  const contact = crypto.randomUUID()
+  const c = { contactId: contact }
+  if (STEP - (Date.now() % STEP) < 3000) await new Promise((r) => setTimeout(r, STEP - (Date.now() % STEP) + 50))
+  const now = Date.now()
+  const manual = (await get(`/v1/auth/create2fa?contactId=${contact}`)).details.manual
+  const previous = codeAt(manual, now - STEP)
+
+  assert.deepEqual(await post('/v1/auth/enable2fa', { ...c, token: previous, recoveryCode: '7KQ2-M9XD-A1B2-C3D4-E5F6-G7H8' }), NOT_HERE)
+  const codes = (await post('/v1/auth/enable2fa', { ...c, token: previous, recoveryCode: '  ' })).details.recoveryCodes
+  assert.deepEqual(await post('/v1/auth/verify2fa', { ...c, token: codeAt(manual, now), recoveryCode: codes[0] }), CONFLICT)
+  assert.deepEqual(await post('/v1/auth/disable2fa', { ...c, token: codeAt(manual, now), recoveryCode: codes[0] }), CONFLICT)
+  const typed = codes[0].toLowerCase().replaceAll('-', ' ')
+  assert.deepEqual(await post('/v1/auth/verify2fa', { ...c, recoveryCode: typed }), {
+    message: '2FA token is valid.',
+    code: 200,
+    method: 'recoveryCode',
+    recoveryCodesRemaining: 9,
+  })
+  assert.deepEqual(await post('/v1/auth/verify2fa', { ...c, recoveryCode: codes[0] }), FAILED, 'used up')
+  assert.deepEqual(await post('/v1/auth/verify2fa', { ...c, recoveryCode: 5 }), FAILED, 'not a string')
+  assert.deepEqual(await post('/v1/auth/verify2fa', { ...c, token: null, recoveryCode: null }), {
+    message: 'Google 2FA requires the token to be passed in',
+    code: 401,
+  })
+
+  assert.deepEqual(await post('/v1/auth/recoveryCodes', { ...c, recoveryCode: codes[1] }), NOT_HERE)
+  assert.deepEqual(await post('/v1/auth/recoveryCodes', { ...c, token: '000000x' }), FAILED)
+  const { res, json: regenerated } = await call('POST', '/v1/auth/recoveryCodes', { body: { ...c, token: codeAt(manual, now) } })
+  assert.equal(res.headers.get('cache-control'), 'no-store')
+  assert.deepEqual(Object.keys(regenerated), ['message', 'code', 'details'])
+  assert.equal(regenerated.message, 'Recovery codes regenerated.')
+  const fresh = regenerated.details.recoveryCodes
+  assert.ok(fresh.length === 10 && fresh.every((r) => CODE.test(r) && !codes.includes(r)))
+  assert.deepEqual(await post('/v1/auth/verify2fa', { ...c, recoveryCode: codes[1] }), FAILED, 'the old set is gone')
+  assert.deepEqual(await get(`/v1/auth/2fa?contactId=${contact}`), { message: '2FA is true.', code: 200, status: true, recoveryCodesRemaining: 10 })
+
+  assert.deepEqual(await post('/v1/auth/disable2fa', { ...c, recoveryCode: fresh[0] }), { message: 'Successfully disbaled 2fa!', code: 200 })
+  assert.deepEqual(await get(`/v1/auth/2fa?contactId=${contact}`), { message: '2FA is false.', code: 200, status: false, recoveryCodesRemaining: 0 })
+  assert.deepEqual(await post('/v1/auth/recoveryCodes', { ...c, token: codeAt(manual, now + STEP) }), { message: '2FA is not enabled', code: 409 })
+  assert.deepEqual(await post('/v1/auth/disable2fa', { ...c, recoveryCode: fresh[1] }), { message: '2FA is not enabled', code: 409 })
+  // the contactId answers come before the recoveryCode one, as in the Rust server
+  assert.deepEqual(await post('/v1/auth/enable2fa', { recoveryCode: 'x' }), { message: 'contactId is required', code: 400 })
+  assert.deepEqual(await post('/v1/auth/recoveryCodes', { contactId: 'nope', recoveryCode: 'x' }), { message: 'contactId must be a UUID', code: 400 })
 })
 
 test('a missing or invalid bearer is 401 before anything else', async () => {

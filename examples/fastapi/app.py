@@ -1,5 +1,5 @@
-"""A FastAPI partner backend over the Rampart binding: the 2FA routes of SPEC section 3 and one
-widget route. Copy it, then change what README.md lists.
+"""A FastAPI partner backend over the Rampart binding: the 2FA routes of SPEC section 3 (with the
+recovery codes of section 8) and one widget route. Copy it, then change what README.md lists.
 
     pip install -r requirements.txt ./bindings/python     # the binding from the repository root
     RAMPART_DB=partner.db uvicorn app:app --port 8081
@@ -35,7 +35,10 @@ FAILURE = {
     "/v1/auth/disable2fa": "Error disabling 2FA",
     "/v1/auth/2fa": "Error getting 2FA",
     "/v1/auth/verify2fa": "Error verifying 2FA",
+    "/v1/auth/recoveryCodes": "Error enabling 2FA",
 }
+# The binding's names for a verify's factor, as the HTTP API spells them.
+METHOD = {"token": "token", "recovery_code": "recoveryCode"}
 Environment = Literal["sandbox", "production"]
 
 
@@ -173,6 +176,22 @@ def contact_of(body: dict[str, Any]) -> Optional[str]:
     return contact
 
 
+def only_token(service: rampart.Service, partner: str, body: dict[str, Any]) -> Optional[str]:
+    """The contact of enable and regenerate, which take only `token`: a given `recoveryCode`
+    (present, not null, not only white space) is 400 "recoveryCode is not accepted here", after
+    the contactId answers (the binding gives those, here from a read that changes nothing)."""
+    contact, code = contact_of(body), body.get("recoveryCode")
+    if code is not None and (not isinstance(code, str) or code.strip(" \t\n\r\f")):
+        service.recovery_codes_remaining(partner, contact)
+        raise bad_input("recoveryCode is not accepted here")
+    return contact
+
+
+def with_codes(message: str, codes: list[str]) -> Response:
+    """The one answer that shows recovery codes: `details.recoveryCodes`, never cached."""
+    return reply(200, message, {"Cache-Control": "no-store"}, details={"recoveryCodes": codes})
+
+
 @app.get("/v1/auth/create2fa")
 def create_2fa(service: Svc, partner: PartnerId, contact: ContactId, issuer: Issuer = None) -> Response:
     setup = service.create_2fa(partner, contact, issuer or None)  # "" means the default issuer
@@ -181,30 +200,47 @@ def create_2fa(service: Svc, partner: PartnerId, contact: ContactId, issuer: Iss
 
 
 # The token goes to the binding as sent (str, int, anything): it applies SPEC's token grammar.
+# Enable answers the 10 recovery codes, once.
 @app.post("/v1/auth/enable2fa")
 def enable_2fa(service: Svc, partner: PartnerId, body: JsonBody) -> Response:
-    service.enable_2fa(partner, contact_of(body), body.get("token"))
-    return reply(200, "Successfully enabled 2fa!")
+    codes = service.enable_2fa(partner, only_token(service, partner, body), body.get("token"))
+    return with_codes("Successfully enabled 2fa!", codes)
 
 
+@app.post("/v1/auth/recoveryCodes")
+def regenerate_recovery_codes(service: Svc, partner: PartnerId, body: JsonBody) -> Response:
+    codes = service.regenerate_recovery_codes(partner, only_token(service, partner, body), body.get("token"))
+    return with_codes("Recovery codes regenerated.", codes)
+
+
+# Disable and verify take `token` or `recoveryCode` (both: 400 "Give token or recoveryCode, not
+# both", from the binding), each as sent.
 @app.post("/v1/auth/disable2fa")
 def disable_2fa(service: Svc, partner: PartnerId, body: JsonBody) -> Response:
-    service.disable_2fa(partner, contact_of(body), body.get("token"))
+    service.disable_2fa(partner, contact_of(body), body.get("token"), recovery_code=body.get("recoveryCode"))
     return reply(200, "Successfully disbaled 2fa!")  # sic: the original service's spelling
 
 
 @app.post("/v1/auth/verify2fa")
 def verify_2fa(service: Svc, partner: PartnerId, body: JsonBody) -> Response:
-    # A wrong or replayed code is False, not an exception; throttling and locks still raise.
-    if service.verify_2fa(partner, contact_of(body), body.get("token")):
-        return reply(200, "2FA token is valid.")
-    return reply(401, "Google 2FA failed")
+    # A wrong or replayed code is a falsy Verification (its method None), not an exception;
+    # throttling and locks raise.
+    verified = service.verify_2fa(partner, contact_of(body), body.get("token"), recovery_code=body.get("recoveryCode"))
+    if not verified or verified.method is None:
+        return reply(401, "Google 2FA failed")
+    return reply(
+        200,
+        "2FA token is valid.",
+        method=METHOD[verified.method],
+        recoveryCodesRemaining=verified.recovery_codes_remaining,
+    )
 
 
 @app.get("/v1/auth/2fa")
 def status_2fa(service: Svc, partner: PartnerId, contact: ContactId) -> Response:
     on = service.status_2fa(partner, contact)
-    return reply(200, f"2FA is {'true' if on else 'false'}.", status=on)
+    remaining = service.recovery_codes_remaining(partner, contact)
+    return reply(200, f"2FA is {'true' if on else 'false'}.", status=on, recoveryCodesRemaining=remaining)
 
 
 @app.post("/v1/widget/url")

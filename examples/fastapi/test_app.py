@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import uuid
@@ -21,6 +22,9 @@ import rampart
 
 UNAUTHORIZED = {"message": "Unauthorized", "code": 401}
 FAILED = {"message": "Google 2FA failed", "code": 401}
+CONFLICT = {"message": "Give token or recoveryCode, not both", "code": 400}
+NOT_HERE = {"message": "recoveryCode is not accepted here", "code": 400}
+CODE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){5}$")
 
 
 @pytest.fixture(scope="module")
@@ -92,22 +96,80 @@ def test_lifecycle(http: httpx.Client) -> None:
 
     assert post("verify2fa", current) == {"message": "2FA is not enabled", "code": 409}
     assert post("enable2fa", wrong) == FAILED
-    assert post("enable2fa", previous) == {"message": "Successfully enabled 2fa!", "code": 200}
+    enabled = http.post("/v1/auth/enable2fa", json={"contactId": contact, "token": previous})
+    assert enabled.headers["cache-control"] == "no-store"
+    enabled_body = body(enabled)
+    codes = enabled_body.pop("details")["recoveryCodes"]
+    assert enabled_body == {"message": "Successfully enabled 2fa!", "code": 200}
+    assert len(codes) == 10 and all(CODE.match(c) for c in codes)
     assert post("enable2fa", current) == {"message": "Cannot enable 2FA again, it is already set", "code": 409}
     assert post("verify2fa", previous) == FAILED  # enabling consumed its step
-    assert post("verify2fa", current) == {"message": "2FA token is valid.", "code": 200}
+    valid = {"message": "2FA token is valid.", "code": 200, "method": "token", "recoveryCodesRemaining": 10}
+    assert post("verify2fa", current) == valid
     assert post("verify2fa", current) == FAILED  # a replay
     assert post("verify2fa", wrong) == FAILED
     assert post("verify2fa", None) == {"message": "Google 2FA requires the token to be passed in", "code": 401}
     assert post("verify2fa", "12 34 56") == FAILED  # outside the token grammar: a wrong code, not a 400
 
     status = body(http.get("/v1/auth/2fa", params={"contactId": contact}))
-    assert status == {"message": "2FA is true.", "code": 200, "status": True}
+    assert status == {"message": "2FA is true.", "code": 200, "status": True, "recoveryCodesRemaining": 10}
     assert post("disable2fa", wrong) == FAILED
     assert post("disable2fa", int(following)) == {"message": "Successfully disbaled 2fa!", "code": 200}
     assert post("disable2fa", following) == {"message": "2FA is not enabled", "code": 409}
     status = body(http.get("/v1/auth/2fa", params={"contactId": contact.upper()}))
-    assert status == {"message": "2FA is false.", "code": 200, "status": False}
+    assert status == {"message": "2FA is false.", "code": 200, "status": False, "recoveryCodesRemaining": 0}
+
+
+def test_recovery_codes(http: httpx.Client) -> None:
+    """SPEC section 8.1 over HTTP: a recovery code in place of the token, once; both refused;
+    regenerate with an authenticator code; disable by recovery code."""
+    contact = str(uuid.uuid4())
+    manual = body(http.get("/v1/auth/create2fa", params={"contactId": contact}))["details"]["manual"]
+    totp, now = pyotp.TOTP(manual), step_start()
+
+    def post(path: str, **fields: Any) -> Any:
+        return body(http.post(f"/v1/auth/{path}", json={"contactId": contact, **fields}))
+
+    assert post("enable2fa", token=totp.at(now - 30), recoveryCode="7KQ2-M9XD-A1B2-C3D4-E5F6-G7H8") == NOT_HERE
+    codes = post("enable2fa", token=totp.at(now - 30), recoveryCode="  ")["details"]["recoveryCodes"]
+    assert post("verify2fa", token=totp.at(now), recoveryCode=codes[0]) == CONFLICT
+    assert post("disable2fa", token=totp.at(now), recoveryCode=codes[0]) == CONFLICT
+    typed = codes[0].lower().replace("-", " ")
+    used = {"message": "2FA token is valid.", "code": 200, "method": "recoveryCode", "recoveryCodesRemaining": 9}
+    assert post("verify2fa", recoveryCode=typed) == used
+    assert post("verify2fa", recoveryCode=codes[0]) == FAILED  # used up
+    assert post("verify2fa", recoveryCode=5) == FAILED  # not a string: a code that does not verify
+    assert post("verify2fa", token=None, recoveryCode=None) == {
+        "message": "Google 2FA requires the token to be passed in",
+        "code": 401,
+    }
+
+    assert post("recoveryCodes", recoveryCode=codes[1]) == NOT_HERE
+    assert post("recoveryCodes", token="000000x") == FAILED
+    regenerated = http.post("/v1/auth/recoveryCodes", json={"contactId": contact, "token": totp.at(now)})
+    assert regenerated.headers["cache-control"] == "no-store"
+    fresh_body = body(regenerated)
+    fresh = fresh_body.pop("details")["recoveryCodes"]
+    assert fresh_body == {"message": "Recovery codes regenerated.", "code": 200}
+    assert len(fresh) == 10 and not set(fresh) & set(codes)
+    assert post("verify2fa", recoveryCode=codes[1]) == FAILED  # the old set is gone
+    status = body(http.get("/v1/auth/2fa", params={"contactId": contact}))
+    assert status == {"message": "2FA is true.", "code": 200, "status": True, "recoveryCodesRemaining": 10}
+
+    assert post("disable2fa", recoveryCode=fresh[0]) == {"message": "Successfully disbaled 2fa!", "code": 200}
+    status = body(http.get("/v1/auth/2fa", params={"contactId": contact}))
+    assert status == {"message": "2FA is false.", "code": 200, "status": False, "recoveryCodesRemaining": 0}
+    assert post("recoveryCodes", token=totp.at(now + 30)) == {"message": "2FA is not enabled", "code": 409}
+    assert post("disable2fa", recoveryCode=fresh[1]) == {"message": "2FA is not enabled", "code": 409}
+    # the contactId answers come before the recoveryCode one, as in the Rust server
+    assert body(http.post("/v1/auth/enable2fa", json={"recoveryCode": "x"})) == {
+        "message": "contactId is required",
+        "code": 400,
+    }
+    assert body(http.post("/v1/auth/recoveryCodes", json={"contactId": "nope", "recoveryCode": "x"})) == {
+        "message": "contactId must be a UUID",
+        "code": 400,
+    }
 
 
 def test_enable_before_create_then_throttled(http: httpx.Client) -> None:

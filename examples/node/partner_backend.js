@@ -66,12 +66,14 @@ function handler(service) {
         throw badRequest('contactId must be a string')
       }
       // The token goes in as sent (string, number, anything): the binding applies the grammar.
-      await service.enable2fa(partner, body.contactId, body.token)
-      return [200, { message: 'Successfully enabled 2fa!' }]
+      // Enable hands out the 10 recovery codes: answered once, never cached, stored or logged.
+      const recoveryCodes = await service.enable2fa(partner, body.contactId, body.token)
+      return [200, { message: 'Successfully enabled 2fa!', details: { recoveryCodes } }, { 'Cache-Control': 'no-store' }]
     },
     'GET /v1/auth/2fa': async (partner, query) => {
       const on = await service.status2fa(partner, query.get('contactId'))
-      return [200, { message: `2FA is ${on}.`, status: on }]
+      const recoveryCodesRemaining = await service.recoveryCodesRemaining(partner, query.get('contactId'))
+      return [200, { message: `2FA is ${on}.`, status: on, recoveryCodesRemaining }]
     },
   }
   return async (req, res) => {
@@ -132,8 +134,14 @@ async function selfTest() {
     assert.match(created.details.qrCode, /^data:image\/png;base64,/)
     assert.deepEqual(await call(base, key, 'POST', '/v1/auth/enable2fa', { contactId: contact, token: '12345' }), { message: 'Google 2FA failed', code: 401 })
     const token = rampart.codeAt(created.details.manual)
-    assert.deepEqual(await call(base, key, 'POST', '/v1/auth/enable2fa', { contactId: contact, token }), { message: 'Successfully enabled 2fa!', code: 200 })
-    assert.deepEqual(await call(base, key, 'GET', `/v1/auth/2fa?contactId=${contact}`), { message: '2FA is true.', code: 200, status: true })
+    const { details, ...enabled } = await call(base, key, 'POST', '/v1/auth/enable2fa', { contactId: contact, token })
+    assert.deepEqual(enabled, { message: 'Successfully enabled 2fa!', code: 200 })
+    assert.equal(details.recoveryCodes.length, 10)
+    assert.deepEqual(await call(base, key, 'GET', `/v1/auth/2fa?contactId=${contact}`), { message: '2FA is true.', code: 200, status: true, recoveryCodesRemaining: 10 })
+    // A lost phone: a recovery code in place of the token, once.
+    const partnerId = (await service.authenticate(key)).partnerId
+    assert.deepEqual(await service.verify2fa(partnerId, contact, { recoveryCode: details.recoveryCodes[0] }), { method: 'recoveryCode', recoveryCodesRemaining: 9 })
+    assert.equal(await service.verify2fa(partnerId, contact, { recoveryCode: details.recoveryCodes[0] }), false)
     assert.deepEqual(await call(base, 'sk_sandbox_wrong', 'GET', `/v1/auth/2fa?contactId=${contact}`), { message: 'Unauthorized', code: 401 })
     assert.deepEqual(await call(base, key, 'GET', '/v1/auth/2fa?contactId=nope'), { message: 'contactId must be a UUID', code: 400 })
     assert.deepEqual(await call(base, key, 'POST', '/v1/auth/enable2fa', { contactId: 5 }), { message: 'contactId must be a string', code: 400 })

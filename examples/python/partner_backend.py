@@ -83,12 +83,16 @@ class Handler(BaseHTTPRequestHandler):
         if contact is not None and not isinstance(contact, str):
             raise ValueError("contactId must be a string")
         # The token goes in as sent (str, int, anything): the binding applies the grammar.
-        self.service.enable_2fa(partner, contact, body.get("token"))
-        self.answer(200, {"message": "Successfully enabled 2fa!"})
+        # Enable hands out the 10 recovery codes: answered once, never cached, stored or logged.
+        codes = self.service.enable_2fa(partner, contact, body.get("token"))
+        message = {"message": "Successfully enabled 2fa!", "details": {"recoveryCodes": codes}}
+        self.answer(200, message, {"Cache-Control": "no-store"})
 
     def status(self, partner: str, query: dict[str, str]) -> None:
         on = self.service.status_2fa(partner, query.get("contactId"))
-        self.answer(200, {"message": f"2FA is {'true' if on else 'false'}.", "status": on})
+        remaining = self.service.recovery_codes_remaining(partner, query.get("contactId"))
+        message = f"2FA is {'true' if on else 'false'}."
+        self.answer(200, {"message": message, "status": on, "recoveryCodesRemaining": remaining})
 
     def answer(self, code: int, body: dict[str, Any], headers: Optional[dict[str, str]] = None) -> None:
         payload = json.dumps({"message": body.pop("message"), "code": code, **body}).encode()
@@ -121,6 +125,10 @@ def call(base: str, key: str, method: str, path: str, body: Optional[dict[str, A
     return answer
 
 
+def partner_of(service: rampart.Service, key: str) -> str:
+    return service.authenticate(key).partner_id
+
+
 def self_test() -> None:
     """Start on a free port, walk create -> enable -> status, and stop."""
     with rampart.Service() as service:
@@ -136,9 +144,13 @@ def self_test() -> None:
             assert wrong == {"message": "Google 2FA failed", "code": 401}, wrong
             token = rampart.code_at(created["details"]["manual"], int(time.time()))
             enabled = call(base, key, "POST", "/v1/auth/enable2fa", {"contactId": contact, "token": token})
-            assert enabled == {"message": "Successfully enabled 2fa!", "code": 200}, enabled
+            codes = enabled.pop("details")["recoveryCodes"]
+            assert enabled == {"message": "Successfully enabled 2fa!", "code": 200} and len(codes) == 10, enabled
             status = call(base, key, "GET", f"/v1/auth/2fa?contactId={contact}")
-            assert status == {"message": "2FA is true.", "code": 200, "status": True}, status
+            assert status == {"message": "2FA is true.", "code": 200, "status": True, "recoveryCodesRemaining": 10}
+            # A lost phone: a recovery code verifies once (the `recovery_code` keyword).
+            verified = service.verify_2fa(partner_of(service, key), contact, recovery_code=codes[0])
+            assert (verified.method, verified.recovery_codes_remaining) == ("recovery_code", 9), verified
             denied = call(base, "sk_sandbox_wrong", "GET", f"/v1/auth/2fa?contactId={contact}")
             assert denied == {"message": "Unauthorized", "code": 401}, denied
             # json.loads turns the escape "\ud800" into a lone surrogate: the binding answers the

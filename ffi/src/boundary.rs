@@ -11,7 +11,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
 
 use rampart_core::token::Token;
-use rampart_core::{ContactId, Error, ErrorKind, PartnerId};
+use rampart_core::{ContactId, Error, ErrorKind, Factor, PartnerId, RecoveryCode};
 
 use crate::status::rampart_status;
 
@@ -264,6 +264,26 @@ pub(crate) unsafe fn token_arg(ptr: *const c_char) -> Token {
     match unsafe { c_bytes(ptr) } {
         None => Token::Missing,
         Some(bytes) => std::str::from_utf8(bytes).map_or(Token::Malformed, Token::parse),
+    }
+}
+
+/// The factor of disable and verify (SPEC section 8.1): an authenticator code (`token`) or a
+/// recovery code (`recovery_code`), either NULL when not given. A token is given unless it is
+/// missing (NULL, empty, only white space); a recovery code unless it is NULL, empty or only
+/// white space. Both given is `RAMPART_STATUS_FACTOR_CONFLICT`; neither is a missing token. A
+/// recovery code that is not UTF-8 is given and does not verify (never a 400), as a token.
+///
+/// # Safety
+/// Both are NULL or NUL-terminated strings, as for [`c_bytes`].
+pub(crate) unsafe fn factor_arg(token: *const c_char, recovery_code: *const c_char) -> Result<Factor, Error> {
+    // SAFETY: forwarded contract.
+    let token = unsafe { token_arg(token) };
+    // SAFETY: as above.
+    match unsafe { c_bytes(recovery_code) }.map(std::str::from_utf8) {
+        None => Ok(Factor::Token(token)),
+        Some(Ok(code)) => Factor::from_parts(Some(token), Some(code)),
+        Some(Err(_)) if matches!(token, Token::Missing) => Ok(Factor::RecoveryCode(RecoveryCode::malformed())),
+        Some(Err(_)) => Err(ErrorKind::FactorConflict.into()),
     }
 }
 

@@ -16,8 +16,10 @@ use rampart_core::{Error, ErrorKind, OrderId};
 use serde_json::{Value, json};
 
 use crate::boundary::{
-    Out, c_bytes, contact_arg, field_arg, null_arg, opt_str_arg, partner_arg, status_call, str_arg, token_arg,
+    Out, c_bytes, contact_arg, factor_arg, field_arg, null_arg, opt_str_arg, partner_arg, status_call, str_arg,
+    token_arg,
 };
+use crate::recovery::{codes_handle, rampart_recovery_codes};
 use crate::service::{rampart_service, service_ref};
 use crate::status::rampart_status;
 use crate::strings::{Pending, library_string};
@@ -41,6 +43,8 @@ fn session_json(s: &SessionState) -> Value {
         "kycPassed": s.kyc_passed,
         "twoFactor": s.two_factor.map(|t| t.as_str()),
         "mayPurchase": s.may_purchase,
+        "purchaseHoldUntil": s.purchase_hold_until.map(rampart_core::recovery::rfc3339),
+        "recoveryCodesRemaining": s.recovery_codes_remaining,
     })
 }
 
@@ -95,8 +99,9 @@ unsafe fn write_session(out: Option<Out<*mut c_char>>, state: &SessionState) -> 
 /// (`ws_...`), a library string freed with `rampart_string_free`: a secret, kept only in the
 /// widget page's memory (Rampart stores its hash). `*out_session_json` (if not NULL) receives
 /// the session as compact JSON, `{"partnerId","environment","origin","signedIn","email",
-/// "contactId","kycPassed","twoFactor","mayPurchase"}`, a library string. Threading: thread-safe
-/// on a shared handle.
+/// "contactId","kycPassed","twoFactor","mayPurchase","purchaseHoldUntil","recoveryCodesRemaining"}`
+/// (`purchaseHoldUntil`: RFC 3339 UTC while purchases are on hold after a 2FA recovery or reset,
+/// else null), a library string. Threading: thread-safe on a shared handle.
 ///
 /// # Safety
 /// Pointers are NULL or valid: strings NUL-terminated, out-pointers writable.
@@ -139,7 +144,8 @@ pub unsafe extern "C" fn rampart_service_open_session(
 /// Where a widget session stands (restarting its idle clock), as the JSON of
 /// `rampart_service_open_session`: `twoFactor` is NULL before sign-in, then `"none"`,
 /// `"setup"` (create and enable 2FA first), `"verify"` (enter a code) or `"passed"`;
-/// `mayPurchase` says whether `rampart_service_place_order` would pass the 2FA step.
+/// `mayPurchase` says whether `rampart_service_place_order` would pass the 2FA step and the
+/// purchase hold.
 ///
 /// Errors: `RAMPART_STATUS_SESSION_EXPIRED` (unknown, closed or idle for 30 minutes, or not
 /// UTF-8), `RAMPART_STATUS_INVALID_INPUT` (NULL arguments), `RAMPART_STATUS_INTERNAL`.
@@ -268,13 +274,16 @@ pub unsafe extern "C" fn rampart_service_sign_in(
 
 /// Pass the session's 2FA step with a code from the signed-in contact's authenticator app
 /// (2FA enabled: `twoFactor` is `"verify"`), under the replay and throttle rules of
-/// `rampart_service_verify_2fa`; `token` as there (NULL is a missing token).
+/// `rampart_service_verify_2fa`; `token` as there (NULL is a missing token). Or recover with a
+/// recovery code (`recovery_code`, `token` NULL): that disables 2FA through the session (audited
+/// with actor `contact`) and starts the purchase hold; the step is then `"setup"` when 2FA is
+/// required, else `"none"`.
 ///
-/// Errors: `RAMPART_STATUS_SESSION_EXPIRED`, `RAMPART_STATUS_SIGN_IN_REQUIRED`, the 2FA
-/// statuses of `rampart_service_verify_2fa`, and `RAMPART_STATUS_TOKEN_FAILED` for a wrong,
-/// malformed or replayed code (here an error, as over HTTP). Ownership: on success
-/// `*out_session_json` (if not NULL) receives the session, a library string. Threading:
-/// thread-safe on a shared handle.
+/// Errors: `RAMPART_STATUS_SESSION_EXPIRED`, `RAMPART_STATUS_SIGN_IN_REQUIRED`,
+/// `RAMPART_STATUS_FACTOR_CONFLICT` (both given), the 2FA statuses of
+/// `rampart_service_verify_2fa`, and `RAMPART_STATUS_TOKEN_FAILED` for a wrong, malformed or
+/// replayed code (here an error, as over HTTP). Ownership: on success `*out_session_json` (if
+/// not NULL) receives the session, a library string. Threading: thread-safe on a shared handle.
 ///
 /// # Safety
 /// Pointers are NULL or valid: strings NUL-terminated, out-pointers writable.
@@ -283,17 +292,48 @@ pub unsafe extern "C" fn rampart_service_session_verify_2fa(
     service: *const rampart_service,
     session_token: *const c_char,
     token: *const c_char,
+    recovery_code: *const c_char,
     out_session_json: *mut *mut c_char,
 ) -> rampart_status {
     status_call(|| {
         // SAFETY: pointers obey the contract above.
         let (service, session) = unsafe { (service_ref(service)?, session_arg(session_token)?) };
         // SAFETY: as above.
-        let token = unsafe { token_arg(token) };
+        let factor = unsafe { factor_arg(token, recovery_code) }?;
         let out = Out::optional(out_session_json);
-        let state = service.session_verify_2fa(session, token)?;
+        let state = service.session_verify_2fa(session, factor)?;
         // SAFETY: checked writable out-pointer.
         unsafe { write_session(out, &state) }
+    })
+}
+
+/// New recovery codes for the session's signed-in contact, proven by an authenticator code
+/// (`token`, as in `rampart_service_verify_2fa`): what the widget offers when 3 or fewer remain
+/// (`recoveryCodesRemaining` of the session). The old codes stop working at once.
+///
+/// Errors: `RAMPART_STATUS_SESSION_EXPIRED`, `RAMPART_STATUS_SIGN_IN_REQUIRED`, and those of
+/// `rampart_service_regenerate_recovery_codes`. Ownership: on success `*out_codes` receives the
+/// new set, freed with `rampart_recovery_codes_free`. Threading: thread-safe on a shared handle.
+///
+/// # Safety
+/// Pointers are NULL or valid: strings NUL-terminated, `out_codes` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rampart_service_session_regenerate_recovery_codes(
+    service: *const rampart_service,
+    session_token: *const c_char,
+    token: *const c_char,
+    out_codes: *mut *mut rampart_recovery_codes,
+) -> rampart_status {
+    status_call(|| {
+        // SAFETY: pointers obey the contract above.
+        let (service, session) = unsafe { (service_ref(service)?, session_arg(session_token)?) };
+        // SAFETY: as above.
+        let token = unsafe { token_arg(token) };
+        let out = Out::new(out_codes, "out_codes")?;
+        let codes = codes_handle(&service.session_regenerate_recovery_codes(session, token)?)?;
+        // SAFETY: checked writable out-pointer.
+        unsafe { out.write(codes) };
+        Ok(())
     })
 }
 
@@ -307,6 +347,8 @@ pub unsafe extern "C" fn rampart_service_session_verify_2fa(
 /// `RAMPART_STATUS_INVALID_INPUT` naming the first failing field (`coin`, `amount`,
 /// `currency`, `address`) with the widget option rule it breaks ("address is not valid: ..."),
 /// or the argument, `RAMPART_STATUS_TWO_FACTOR_REQUIRED` (the 2FA step is not done),
+/// `RAMPART_STATUS_PURCHASE_HOLD` ("Purchases are on hold until <RFC 3339 time> after a 2FA
+/// reset", in `rampart_last_error_message`),
 /// `RAMPART_STATUS_PURCHASES_UNAVAILABLE` (production: nothing is stored),
 /// `RAMPART_STATUS_INTERNAL`.
 ///

@@ -27,6 +27,9 @@
 //! - Compound results (orders, widget sessions, validations, audit pages) are JSON text in the
 //!   HTTP API's shape (`checkout.rs`, `audit.rs`).
 //! - Opaque handles have one constructor family and one `_free`; `_free(NULL)` is a no-op.
+//!   Recovery codes come as a `rampart_recovery_codes` handle whose `_free` wipes them.
+//! - Disable and verify take the factor as two nullable strings, `token` and `recovery_code`
+//!   (`boundary::factor_arg`): both given is `RAMPART_STATUS_FACTOR_CONFLICT`, as over HTTP.
 //! - Strings the library returns are freed only by `rampart_string_free`, which zeroizes them.
 //! - Every body runs inside the panic boundary in `boundary.rs`; no panic unwinds into C.
 //!   (Built with `panic = "abort"` a panic would abort instead; the shipped profiles unwind.)
@@ -47,6 +50,8 @@ pub mod strings;
 
 pub mod service;
 
+pub mod recovery;
+
 pub mod checkout;
 
 pub mod audit;
@@ -57,6 +62,7 @@ pub mod widget;
 
 mod boundary;
 
+pub use recovery::{rampart_contact_state, rampart_purchase_check, rampart_recovery_codes, rampart_verify_method};
 pub use service::{rampart_clock_fn, rampart_config, rampart_environment, rampart_service};
 pub use status::rampart_status;
 pub use totp::{rampart_token_kind, rampart_totp_secret};

@@ -7,15 +7,16 @@ use std::sync::Arc;
 
 use rampart_core::store::FaultyStore;
 use rampart_core::{
-    AuthMethod, Clock, Config, Environment, Error, ErrorKind, KeyRing, MemoryStore, PostgresStore, Service,
+    AuthMethod, Clock, Config, Environment, Error, ErrorKind, KeyRing, MemoryStore, Method, PostgresStore, Service,
     SqliteStore, Store, Verification,
 };
 use zeroize::Zeroizing;
 
 use crate::boundary::{
-    Out, c_bytes, contact_arg, field_arg, non_null, null_arg, opt_str_arg, partner_arg, status_call, str_arg,
-    token_arg, value_call,
+    Out, c_bytes, contact_arg, factor_arg, field_arg, non_null, null_arg, opt_str_arg, partner_arg, status_call,
+    str_arg, token_arg, value_call,
 };
+use crate::recovery::{codes_handle, rampart_recovery_codes, rampart_verify_method};
 use crate::status::rampart_status;
 use crate::strings::{Pending, library_string, secret_string};
 use crate::widget::{origins_arg, origins_string};
@@ -64,7 +65,8 @@ pub struct rampart_config {
     /// Time steps (30 s each) accepted either side of now, 0 to 2. Default 1.
     pub window: u8,
     /// Refuse attempts for a while after 5 consecutive failures and lock the contact's 2FA
-    /// after 100 (until `rampart_service_reset_lock`). Default true.
+    /// after 100 (until `rampart_service_reset_lock`); wrong recovery codes have their own back-off
+    /// and never lock. Default true.
     pub throttling: bool,
     /// The master key sealing TOTP secrets at rest: exactly 32 bytes, or NULL. With NULL, a
     /// sandbox service on a database file loads the key from `<db_path>.key`, creating that
@@ -89,6 +91,9 @@ pub struct rampart_config {
     /// Passed to `clock` unchanged; not used otherwise. The caller keeps it alive, and safe to
     /// use from any thread, for as long as the service lives.
     pub clock_context: *mut c_void,
+    /// Seconds a contact may not purchase after a disable by recovery code or an operator reset
+    /// (`rampart_service_reset_2fa`), 0 to 604800. Default 86400 (24 hours).
+    pub purchase_hold_secs: u64,
 }
 
 const DEFAULT_CONFIG: rampart_config = rampart_config {
@@ -104,10 +109,12 @@ const DEFAULT_CONFIG: rampart_config = rampart_config {
     jwt_secret_len: 0,
     clock: None,
     clock_context: std::ptr::null_mut(),
+    purchase_hold_secs: rampart_core::recovery::DEFAULT_HOLD_SECS,
 };
 
 /// The default settings: service name "Rampart", sandbox, window 1, throttling on, no master
-/// key (see `master_key`), key id 1, pending lifetime 600 s, no JWT secret, system clock.
+/// key (see `master_key`), key id 1, pending lifetime 600 s, no JWT secret, system clock,
+/// purchase hold 86400 s.
 ///
 /// Ownership: returned by value; nothing to free. Thread-safe.
 #[unsafe(no_mangle)]
@@ -210,6 +217,7 @@ unsafe fn settings(config: *const rampart_config, postgres: bool) -> Result<Sett
         pending_ttl_secs: c.pending_ttl_secs,
         throttling: c.throttling,
         jwt_secret,
+        purchase_hold_secs: c.purchase_hold_secs,
         ..defaults
     };
     // Check every rule now, on a throwaway store, so a bad config never creates files or connects.
@@ -553,8 +561,9 @@ pub unsafe extern "C" fn rampart_service_create_2fa(
     })
 }
 
-/// Confirm the pending secret with a code from it: 2FA becomes enabled and the code's time step
-/// is used up (so the same code cannot then disable).
+/// Confirm the pending secret with a code from it: 2FA becomes enabled, the code's time step
+/// is used up (so the same code cannot then disable), and a set of 10 recovery codes is issued
+/// in the same transaction.
 ///
 /// `token` is the code as the user typed it ("123456", " 123 456", "123-456"); NULL or only
 /// white space is a missing token. Anything that is not a 6-digit code (including bytes that
@@ -566,17 +575,22 @@ pub unsafe extern "C" fn rampart_service_create_2fa(
 /// `RAMPART_STATUS_TOKEN_FAILED` (wrong, malformed or replayed code);
 /// `RAMPART_STATUS_ENABLE_FAILED` (storage, or a secret that does not open).
 ///
-/// Ownership: nothing is returned or kept. Threading: thread-safe on a shared handle; of
-/// several concurrent calls with one valid code exactly one succeeds.
+/// Ownership: on success `*out_codes` (if `out_codes` is not NULL) receives the recovery codes,
+/// freed with `rampart_recovery_codes_free`. Show them to the person once (they are never shown
+/// again; only `rampart_service_regenerate_recovery_codes` makes a new set) and never store or
+/// log them. With NULL they are discarded. Threading: thread-safe on a shared handle; of several
+/// concurrent calls with one valid code exactly one succeeds.
 ///
 /// # Safety
-/// Pointers are NULL or valid NUL-terminated strings; `service` a live handle.
+/// Pointers are NULL or valid NUL-terminated strings; `service` a live handle; `out_codes` NULL
+/// or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rampart_service_enable_2fa(
     service: *const rampart_service,
     partner_id: *const c_char,
     contact_id: *const c_char,
     token: *const c_char,
+    out_codes: *mut *mut rampart_recovery_codes,
 ) -> rampart_status {
     status_call(|| {
         // SAFETY: pointers obey the contract above.
@@ -584,15 +598,34 @@ pub unsafe extern "C" fn rampart_service_enable_2fa(
             unsafe { (self::service(service)?, partner_arg(partner_id)?, contact_arg(contact_id)?) };
         // SAFETY: as above.
         let token = unsafe { token_arg(token) };
-        service.enable_2fa(&partner, &contact, token)
+        let out = Out::optional(out_codes);
+        let codes = service.enable_2fa(&partner, &contact, token)?;
+        if let Some(out) = out {
+            let handle = codes_handle(&codes)?;
+            // SAFETY: checked writable out-pointer.
+            unsafe { out.write(handle) };
+        }
+        Ok(())
     })
 }
 
-/// Turn 2FA off with a valid code; the secret is erased.
+/// Turn 2FA off with an authenticator code (`token`) or a recovery code (`recovery_code`): give
+/// one, pass NULL for the other. The secret and the recovery codes are erased. A recovery code
+/// is used up, works while the contact is locked (clearing the lock and both failure counters)
+/// and starts the purchase hold (`config.purchase_hold_secs`).
 ///
-/// Errors: as `rampart_service_enable_2fa`, with `RAMPART_STATUS_NOT_ENABLED` for the state
-/// and `RAMPART_STATUS_DISABLE_FAILED` for storage. Ownership: nothing is returned or kept.
-/// Threading: thread-safe on a shared handle.
+/// `token` reads as in `rampart_service_enable_2fa`. `recovery_code` is read as SPEC section
+/// 8.1 says (white space, hyphens and case do not matter; `O` is `0`, `I` and `L` are `1`);
+/// NULL, empty or only white space is not given, and anything that is not a code of the set
+/// (bytes that are not UTF-8 included) is a wrong code.
+///
+/// Errors: `RAMPART_STATUS_FACTOR_CONFLICT` (both given), then as `rampart_service_enable_2fa`,
+/// with `RAMPART_STATUS_NOT_ENABLED` for the state, `RAMPART_STATUS_TOKEN_MISSING` when neither
+/// is given and `RAMPART_STATUS_DISABLE_FAILED` for storage. Wrong recovery codes have their own
+/// back-off (`RAMPART_STATUS_THROTTLED`) and never lock; a used one is
+/// `RAMPART_STATUS_TOKEN_FAILED` without counting. Ownership: nothing is returned or kept.
+/// Threading: thread-safe on a shared handle; of several concurrent calls with one valid code
+/// exactly one succeeds.
 ///
 /// # Safety
 /// Pointers are NULL or valid NUL-terminated strings; `service` a live handle.
@@ -602,14 +635,15 @@ pub unsafe extern "C" fn rampart_service_disable_2fa(
     partner_id: *const c_char,
     contact_id: *const c_char,
     token: *const c_char,
+    recovery_code: *const c_char,
 ) -> rampart_status {
     status_call(|| {
         // SAFETY: pointers obey the contract above.
         let (service, partner, contact) =
             unsafe { (self::service(service)?, partner_arg(partner_id)?, contact_arg(contact_id)?) };
         // SAFETY: as above.
-        let token = unsafe { token_arg(token) };
-        service.disable_2fa(&partner, &contact, token)
+        let factor = unsafe { factor_arg(token, recovery_code) }?;
+        service.disable_2fa(&partner, &contact, factor)
     })
 }
 
@@ -640,34 +674,63 @@ pub unsafe extern "C" fn rampart_service_status_2fa(
 }
 
 /// Check a code at login or purchase, under the same replay and throttle rules as enable and
-/// disable. A wrong code is an outcome, not an error: the call returns `RAMPART_OK` with
+/// disable: an authenticator code (`token`) or a recovery code (`recovery_code`), one given and
+/// the other NULL, read as in `rampart_service_disable_2fa`. A recovery code is used up; 2FA
+/// stays enabled. A wrong code is an outcome, not an error: the call returns `RAMPART_OK` with
 /// `*out_accepted` false (wrong, malformed and replayed codes are not told apart).
 ///
-/// Errors: the id statuses, `RAMPART_STATUS_NOT_ENABLED`, `RAMPART_STATUS_LOCKED`,
-/// `RAMPART_STATUS_THROTTLED`, `RAMPART_STATUS_TOKEN_MISSING`, `RAMPART_STATUS_VERIFY_FAILED`
-/// (storage). Ownership: on success `*out_accepted` is written. Threading: thread-safe on a
-/// shared handle; of several concurrent calls with one valid code exactly one is accepted.
+/// Errors: the id statuses, `RAMPART_STATUS_FACTOR_CONFLICT` (both given),
+/// `RAMPART_STATUS_NOT_ENABLED`, `RAMPART_STATUS_LOCKED` (authenticator codes only),
+/// `RAMPART_STATUS_THROTTLED`, `RAMPART_STATUS_TOKEN_MISSING` (neither given),
+/// `RAMPART_STATUS_VERIFY_FAILED` (storage).
+///
+/// Ownership: on success `*out_accepted` is written; `*out_method` (if not NULL) receives the
+/// factor that passed (`RAMPART_VERIFY_METHOD_NONE` when rejected) and
+/// `*out_recovery_codes_remaining` (if not NULL) the unused recovery codes after an accepted
+/// code (0 when rejected). Threading: thread-safe on a shared handle; of several concurrent
+/// calls with one valid code exactly one is accepted.
 ///
 /// # Safety
-/// Pointers are NULL or valid; `service` a live handle; `out_accepted` writable.
+/// Pointers are NULL or valid; `service` a live handle; out-pointers NULL or writable.
 #[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn rampart_service_verify_2fa(
     service: *const rampart_service,
     partner_id: *const c_char,
     contact_id: *const c_char,
     token: *const c_char,
+    recovery_code: *const c_char,
     out_accepted: *mut bool,
+    out_method: *mut rampart_verify_method,
+    out_recovery_codes_remaining: *mut u32,
 ) -> rampart_status {
     status_call(|| {
         // SAFETY: pointers obey the contract above.
         let (service, partner, contact) =
             unsafe { (self::service(service)?, partner_arg(partner_id)?, contact_arg(contact_id)?) };
         // SAFETY: as above.
-        let token = unsafe { token_arg(token) };
+        let factor = unsafe { factor_arg(token, recovery_code) }?;
         let out = Out::new(out_accepted, "out_accepted")?;
-        let outcome = service.verify_2fa(&partner, &contact, token)?;
-        // SAFETY: checked writable out-pointer.
-        unsafe { out.write(outcome == Verification::Accepted) };
+        let (out_method, out_remaining) = (Out::optional(out_method), Out::optional(out_recovery_codes_remaining));
+        let (accepted, method, remaining) = match service.verify_2fa(&partner, &contact, factor)? {
+            Verification::Accepted { method: Method::Token, recovery_codes_remaining } => {
+                (true, rampart_verify_method::RAMPART_VERIFY_METHOD_TOKEN, recovery_codes_remaining)
+            }
+            Verification::Accepted { method: Method::RecoveryCode, recovery_codes_remaining } => {
+                (true, rampart_verify_method::RAMPART_VERIFY_METHOD_RECOVERY_CODE, recovery_codes_remaining)
+            }
+            Verification::Rejected => (false, rampart_verify_method::RAMPART_VERIFY_METHOD_NONE, 0),
+        };
+        // SAFETY: checked writable out-pointers.
+        unsafe {
+            out.write(accepted);
+            if let Some(out) = out_method {
+                out.write(method);
+            }
+            if let Some(out) = out_remaining {
+                out.write(remaining);
+            }
+        }
         Ok(())
     })
 }
@@ -1182,7 +1245,8 @@ pub unsafe extern "C" fn rampart_service_is_2fa_required(
     })
 }
 
-/// Whether a contact may purchase: refused while 2FA is required and not enabled. Errors,
+/// Whether a contact may purchase: refused while 2FA is required and not enabled, and during a
+/// purchase hold (`rampart_service_purchase_check` says which and until when). Errors,
 /// ownership (`*out_allowed`) and threading as `rampart_service_is_2fa_required`.
 ///
 /// Ownership: the strings are copied, never kept; `*out` is a plain value.

@@ -97,6 +97,10 @@ pub enum rampart_status {
     RAMPART_STATUS_ORIGIN_NOT_ALLOWED = 38,
     /// 503 `sign_in_unavailable`: "Email sign-in is unavailable on this server"
     RAMPART_STATUS_SIGN_IN_UNAVAILABLE = 39,
+    /// 400 `factor_conflict`: "Give token or recoveryCode, not both"
+    RAMPART_STATUS_FACTOR_CONFLICT = 40,
+    /// 403 `purchase_hold`: "Purchases are on hold after a 2FA reset"
+    RAMPART_STATUS_PURCHASE_HOLD = 41,
     /// 500 `panic`: a Rust panic was caught at the C boundary (a bug in Rampart, to report).
     /// Not an error kind of the core; its message is the same as `RAMPART_STATUS_INTERNAL`'s.
     RAMPART_STATUS_PANIC = 255,
@@ -145,6 +149,8 @@ impl rampart_status {
             ErrorKind::WidgetNotApproved => Self::RAMPART_STATUS_WIDGET_NOT_APPROVED,
             ErrorKind::OriginNotAllowed => Self::RAMPART_STATUS_ORIGIN_NOT_ALLOWED,
             ErrorKind::SignInUnavailable => Self::RAMPART_STATUS_SIGN_IN_UNAVAILABLE,
+            ErrorKind::FactorConflict => Self::RAMPART_STATUS_FACTOR_CONFLICT,
+            ErrorKind::PurchaseHold => Self::RAMPART_STATUS_PURCHASE_HOLD,
             _ => Self::RAMPART_STATUS_INTERNAL,
         }
     }
@@ -192,6 +198,8 @@ impl rampart_status {
             37 => Some(Self::RAMPART_STATUS_WIDGET_NOT_APPROVED),
             38 => Some(Self::RAMPART_STATUS_ORIGIN_NOT_ALLOWED),
             39 => Some(Self::RAMPART_STATUS_SIGN_IN_UNAVAILABLE),
+            40 => Some(Self::RAMPART_STATUS_FACTOR_CONFLICT),
+            41 => Some(Self::RAMPART_STATUS_PURCHASE_HOLD),
             255 => Some(Self::RAMPART_STATUS_PANIC),
             _ => None,
         }

@@ -5,6 +5,8 @@
  * the 2FA step (403), an unapproved production widget (403) and production purchases (503),
  * an origin that is not registered, storage failures, NULL and non-UTF-8 arguments, and orders
  * kept in SQLite across a reopen. */
+#include <time.h>
+
 #include "test_util.h"
 
 #define NO_PARTNER "00000000-0000-4000-8000-000000000000"
@@ -115,7 +117,8 @@ static void test_sign_in_and_orders(void) {
     char want[1024];
     snprintf(want, sizeof want,
              "{\"contactId\":null,\"email\":null,\"environment\":\"sandbox\",\"kycPassed\":false,"
-             "\"mayPurchase\":false,\"origin\":\"\",\"partnerId\":\"%s\",\"signedIn\":false,\"twoFactor\":null}",
+             "\"mayPurchase\":false,\"origin\":\"\",\"partnerId\":\"%s\",\"purchaseHoldUntil\":null,"
+             "\"recoveryCodesRemaining\":0,\"signedIn\":false,\"twoFactor\":null}",
              partner);
     expect_text(json, want);
     char *framed = NULL;
@@ -149,7 +152,8 @@ static void test_sign_in_and_orders(void) {
     assert(strlen(contact) == 36);
     snprintf(want, sizeof want,
              "{\"contactId\":\"%s\",\"email\":\"ada@example.com\",\"environment\":\"sandbox\",\"kycPassed\":false,"
-             "\"mayPurchase\":true,\"origin\":\"\",\"partnerId\":\"%s\",\"signedIn\":true,\"twoFactor\":\"none\"}",
+             "\"mayPurchase\":true,\"origin\":\"\",\"partnerId\":\"%s\",\"purchaseHoldUntil\":null,"
+             "\"recoveryCodesRemaining\":0,\"signedIn\":true,\"twoFactor\":\"none\"}",
              contact, partner);
     expect_text(json, want);
     /* The code is used up. */
@@ -232,22 +236,63 @@ static void test_sign_in_and_orders(void) {
     char *qr = NULL, *manual = NULL;
     OK(rampart_service_create_2fa(service, partner, contact, NULL, NULL, &qr, &manual, NULL));
     char *totp = code_at(manual, now);
-    OK(rampart_service_enable_2fa(service, partner, contact, totp));
+    OK(rampart_service_enable_2fa(service, partner, contact, totp, NULL));
     rampart_string_free(totp);
     expect_error(rampart_service_place_order(service, session, "btc", "25", "usd", ADDRESS, NULL, &order),
                  RAMPART_STATUS_TWO_FACTOR_REQUIRED, "two_factor_required", 403, "2FA is required before buying");
     now += 30;
-    expect_error(rampart_service_session_verify_2fa(service, session, "000000", NULL), RAMPART_STATUS_TOKEN_FAILED,
+    expect_error(rampart_service_session_verify_2fa(service, session, "000000", NULL, NULL), RAMPART_STATUS_TOKEN_FAILED,
                  "token_failed", 401, "Google 2FA failed");
-    expect_error(rampart_service_session_verify_2fa(service, session, NULL, NULL), RAMPART_STATUS_TOKEN_MISSING,
+    expect_error(rampart_service_session_verify_2fa(service, session, NULL, NULL, NULL), RAMPART_STATUS_TOKEN_MISSING,
                  "token_missing", 401, "Google 2FA requires the token to be passed in");
     totp = code_at(manual, now);
-    OK(rampart_service_session_verify_2fa(service, session, totp, &json));
+    OK(rampart_service_session_verify_2fa(service, session, totp, NULL, &json));
     assert(strstr(json, "\"twoFactor\":\"passed\"") != NULL && strstr(json, "\"mayPurchase\":true") != NULL);
     rampart_string_free(json);
     rampart_string_free(totp);
     order = place(service, session, "25");
     rampart_string_free(order);
+
+    /* Recovery in the session (SPEC section 8.3): the enable above issued 10 codes (discarded
+     * with a NULL out_codes); regenerate shows a new set; a recovery code disables 2FA through
+     * the session and starts the purchase hold, which refuses orders with its own status. */
+    OK(rampart_service_session_state(service, session, &json));
+    assert(strstr(json, "\"recoveryCodesRemaining\":10") != NULL && strstr(json, "\"purchaseHoldUntil\":null") != NULL);
+    rampart_string_free(json);
+    rampart_recovery_codes *codes = (rampart_recovery_codes *)1;
+    expect_error(rampart_service_session_regenerate_recovery_codes(service, session, "000000", &codes),
+                 RAMPART_STATUS_TOKEN_FAILED, "token_failed", 401, "Google 2FA failed");
+    expect_invalid(rampart_service_session_regenerate_recovery_codes(service, session, "000000", NULL),
+                   "out_codes must not be NULL");
+    assert(codes == (rampart_recovery_codes *)1);
+    now += 30;
+    totp = code_at(manual, now);
+    OK(rampart_service_session_regenerate_recovery_codes(service, session, totp, &codes));
+    rampart_string_free(totp);
+    assert(rampart_recovery_codes_count(codes) == 10);
+    char recovery[32];
+    snprintf(recovery, sizeof recovery, "%s", rampart_recovery_codes_at(codes, 0));
+    assert(strlen(recovery) == 29);
+    rampart_recovery_codes_free(codes);
+    expect_error(rampart_service_session_verify_2fa(service, session, "123456", recovery, NULL),
+                 RAMPART_STATUS_FACTOR_CONFLICT, "factor_conflict", 400, "Give token or recoveryCode, not both");
+    OK(rampart_service_session_verify_2fa(service, session, NULL, recovery, &json));
+    char hold[64], hold_json[96];
+    time_t until = (time_t)(now + 86400);
+    struct tm tm;
+    assert(gmtime_r(&until, &tm) != NULL);
+    strftime(hold, sizeof hold, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(hold_json, sizeof hold_json, "\"purchaseHoldUntil\":\"%s\"", hold);
+    assert(strstr(json, "\"twoFactor\":\"none\"") != NULL && strstr(json, "\"mayPurchase\":false") != NULL);
+    assert(strstr(json, hold_json) != NULL && strstr(json, "\"recoveryCodesRemaining\":0") != NULL);
+    rampart_string_free(json);
+    char hold_message[128];
+    snprintf(hold_message, sizeof hold_message, "Purchases are on hold until %s after a 2FA reset", hold);
+    expect_error(rampart_service_place_order(service, session, "btc", "25", "usd", ADDRESS, NULL, &order),
+                 RAMPART_STATUS_PURCHASE_HOLD, "purchase_hold", 403, hold_message);
+    expect_error(rampart_service_session_verify_2fa(service, session, NULL, recovery, NULL),
+                 RAMPART_STATUS_NOT_ENABLED, "not_enabled", 409, "2FA is not enabled");
+    json = NULL;
 
     /* Signed out, the token is dead (closing it again too); a session idle for 30 minutes too. */
     OK(rampart_service_close_session(service, session));

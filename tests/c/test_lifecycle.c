@@ -63,13 +63,13 @@ static char *create(const rampart_service *service, const char *partner, const c
 static void enable_now(const rampart_service *service, const char *partner, const char *contact,
                        const char *secret) {
     char *code = code_at(secret, now);
-    OK(rampart_service_enable_2fa(service, partner, contact, code));
+    OK(rampart_service_enable_2fa(service, partner, contact, code, NULL));
     rampart_string_free(code);
 }
 
 static bool verify(const rampart_service *service, const char *partner, const char *contact, const char *token) {
     bool accepted = true;
-    OK(rampart_service_verify_2fa(service, partner, contact, token, &accepted));
+    OK(rampart_service_verify_2fa(service, partner, contact, token, NULL, &accepted, NULL, NULL));
     return accepted;
 }
 
@@ -86,13 +86,14 @@ static void test_lifecycle_rows(void) {
     /* disabled: status false; disable and verify answer "2FA is not enabled"; enable without a
      * created secret answers 409 before looking at the token. */
     assert(!status(service, partner, CONTACT_A));
-    EXPECT(RAMPART_STATUS_NOT_ENABLED, rampart_service_disable_2fa(service, partner, CONTACT_A, "123456"));
-    EXPECT(RAMPART_STATUS_NOT_ENABLED, rampart_service_disable_2fa(service, partner, CONTACT_A, NULL));
+    EXPECT(RAMPART_STATUS_NOT_ENABLED, rampart_service_disable_2fa(service, partner, CONTACT_A, "123456", NULL));
+    EXPECT(RAMPART_STATUS_NOT_ENABLED, rampart_service_disable_2fa(service, partner, CONTACT_A, NULL, NULL));
     bool accepted = true;
-    EXPECT(RAMPART_STATUS_NOT_ENABLED, rampart_service_verify_2fa(service, partner, CONTACT_A, "123456", &accepted));
+    EXPECT(RAMPART_STATUS_NOT_ENABLED,
+           rampart_service_verify_2fa(service, partner, CONTACT_A, "123456", NULL, &accepted, NULL, NULL));
     assert(accepted); /* untouched on failure */
-    EXPECT(RAMPART_STATUS_NOT_CREATED, rampart_service_enable_2fa(service, partner, CONTACT_A, "123456"));
-    EXPECT(RAMPART_STATUS_NOT_CREATED, rampart_service_enable_2fa(service, partner, CONTACT_A, NULL));
+    EXPECT(RAMPART_STATUS_NOT_CREATED, rampart_service_enable_2fa(service, partner, CONTACT_A, "123456", NULL));
+    EXPECT(RAMPART_STATUS_NOT_CREATED, rampart_service_enable_2fa(service, partner, CONTACT_A, NULL, NULL));
 
     /* disabled + create: a pending secret; a second create replaces it. */
     char *first = create(service, partner, CONTACT_A);
@@ -102,24 +103,24 @@ static void test_lifecycle_rows(void) {
 
     /* enable: missing token (not counted), wrong, malformed and non-UTF-8 tokens, and the code of
      * the replaced secret all fail. */
-    EXPECT(RAMPART_STATUS_TOKEN_MISSING, rampart_service_enable_2fa(service, partner, CONTACT_A, NULL));
-    EXPECT(RAMPART_STATUS_TOKEN_MISSING, rampart_service_enable_2fa(service, partner, CONTACT_A, ""));
-    EXPECT(RAMPART_STATUS_TOKEN_MISSING, rampart_service_enable_2fa(service, partner, CONTACT_A, " \t\n"));
+    EXPECT(RAMPART_STATUS_TOKEN_MISSING, rampart_service_enable_2fa(service, partner, CONTACT_A, NULL, NULL));
+    EXPECT(RAMPART_STATUS_TOKEN_MISSING, rampart_service_enable_2fa(service, partner, CONTACT_A, "", NULL));
+    EXPECT(RAMPART_STATUS_TOKEN_MISSING, rampart_service_enable_2fa(service, partner, CONTACT_A, " \t\n", NULL));
     assert(strcmp(last_message(), "Google 2FA requires the token to be passed in") == 0);
     char *old_code = code_at(first, now);
     char *good = code_at(secret, now);
     if (strcmp(old_code, good) != 0) { /* a one-in-a-million coincidence would make it valid */
-        EXPECT(RAMPART_STATUS_TOKEN_FAILED, rampart_service_enable_2fa(service, partner, CONTACT_A, old_code));
+        EXPECT(RAMPART_STATUS_TOKEN_FAILED, rampart_service_enable_2fa(service, partner, CONTACT_A, old_code, NULL));
     }
-    EXPECT(RAMPART_STATUS_TOKEN_FAILED, rampart_service_enable_2fa(service, partner, CONTACT_A, "12345"));
-    EXPECT(RAMPART_STATUS_TOKEN_FAILED, rampart_service_enable_2fa(service, partner, CONTACT_A, "\xff\xfe\xfd"));
+    EXPECT(RAMPART_STATUS_TOKEN_FAILED, rampart_service_enable_2fa(service, partner, CONTACT_A, "12345", NULL));
+    EXPECT(RAMPART_STATUS_TOKEN_FAILED, rampart_service_enable_2fa(service, partner, CONTACT_A, "\xff\xfe\xfd", NULL));
     assert(strcmp(last_message(), "Google 2FA failed") == 0);
     assert(!status(service, partner, CONTACT_A));
 
     /* enable with the valid code, typed with a space: enabled. */
     char spaced[8];
     snprintf(spaced, sizeof spaced, "%.3s %.3s", good, good + 3);
-    OK(rampart_service_enable_2fa(service, partner, CONTACT_A, spaced));
+    OK(rampart_service_enable_2fa(service, partner, CONTACT_A, spaced, NULL));
     assert(status(service, partner, CONTACT_A));
 
     /* enabled: create is 403, enable is 409 (token checked or not). */
@@ -128,8 +129,8 @@ static void test_lifecycle_rows(void) {
            rampart_service_create_2fa(service, partner, CONTACT_A, NULL, NULL, &qr, &manual, NULL));
     assert(qr == (char *)1 && manual == (char *)1);
     assert(rampart_status_code(RAMPART_STATUS_MUST_DISABLE_FIRST) == 403);
-    EXPECT(RAMPART_STATUS_ALREADY_ENABLED, rampart_service_enable_2fa(service, partner, CONTACT_A, good));
-    EXPECT(RAMPART_STATUS_ALREADY_ENABLED, rampart_service_enable_2fa(service, partner, CONTACT_A, NULL));
+    EXPECT(RAMPART_STATUS_ALREADY_ENABLED, rampart_service_enable_2fa(service, partner, CONTACT_A, good, NULL));
+    EXPECT(RAMPART_STATUS_ALREADY_ENABLED, rampart_service_enable_2fa(service, partner, CONTACT_A, NULL, NULL));
 
     /* verify: the enabling code is used up (replay), a wrong code is an outcome, the next
      * step's code is accepted once. */
@@ -140,28 +141,28 @@ static void test_lifecycle_rows(void) {
     assert(verify(service, partner, CONTACT_A, next));
     assert(!verify(service, partner, CONTACT_A, next));
     EXPECT(RAMPART_STATUS_TOKEN_MISSING,
-           rampart_service_verify_2fa(service, partner, CONTACT_A, NULL, &accepted));
+           rampart_service_verify_2fa(service, partner, CONTACT_A, NULL, NULL, &accepted, NULL, NULL));
 
     /* enabled + disable: missing and wrong tokens fail; a valid code disables. */
-    EXPECT(RAMPART_STATUS_TOKEN_MISSING, rampart_service_disable_2fa(service, partner, CONTACT_A, NULL));
-    EXPECT(RAMPART_STATUS_TOKEN_FAILED, rampart_service_disable_2fa(service, partner, CONTACT_A, "abcdef"));
-    EXPECT(RAMPART_STATUS_TOKEN_FAILED, rampart_service_disable_2fa(service, partner, CONTACT_A, next));
+    EXPECT(RAMPART_STATUS_TOKEN_MISSING, rampart_service_disable_2fa(service, partner, CONTACT_A, NULL, NULL));
+    EXPECT(RAMPART_STATUS_TOKEN_FAILED, rampart_service_disable_2fa(service, partner, CONTACT_A, "abcdef", NULL));
+    EXPECT(RAMPART_STATUS_TOKEN_FAILED, rampart_service_disable_2fa(service, partner, CONTACT_A, next, NULL));
     now += 30;
     char *third = code_at(secret, now);
     char hyphened[8];
     snprintf(hyphened, sizeof hyphened, "%.3s-%.3s", third, third + 3);
-    OK(rampart_service_disable_2fa(service, partner, CONTACT_A, hyphened));
+    OK(rampart_service_disable_2fa(service, partner, CONTACT_A, hyphened, NULL));
     assert(!status(service, partner, CONTACT_A));
-    EXPECT(RAMPART_STATUS_NOT_ENABLED, rampart_service_disable_2fa(service, partner, CONTACT_A, third));
+    EXPECT(RAMPART_STATUS_NOT_ENABLED, rampart_service_disable_2fa(service, partner, CONTACT_A, third, NULL));
 
     /* the secret is erased: enabling again needs a new create. */
-    EXPECT(RAMPART_STATUS_NOT_CREATED, rampart_service_enable_2fa(service, partner, CONTACT_A, third));
+    EXPECT(RAMPART_STATUS_NOT_CREATED, rampart_service_enable_2fa(service, partner, CONTACT_A, third, NULL));
 
     /* a pending secret expires after 600 s: usable at +599, gone at +600. */
     char *pending = create(service, partner, CONTACT_B);
     now += 600;
     char *late = code_at(pending, now);
-    EXPECT(RAMPART_STATUS_NOT_CREATED, rampart_service_enable_2fa(service, partner, CONTACT_B, late));
+    EXPECT(RAMPART_STATUS_NOT_CREATED, rampart_service_enable_2fa(service, partner, CONTACT_B, late, NULL));
     rampart_string_free(pending);
     pending = create(service, partner, CONTACT_B);
     now += 599;
@@ -171,7 +172,8 @@ static void test_lifecycle_rows(void) {
     /* contacts are scoped to their partner */
     char *other = new_partner(service, NULL);
     assert(!status(service, other, CONTACT_B));
-    EXPECT(RAMPART_STATUS_NOT_ENABLED, rampart_service_verify_2fa(service, other, CONTACT_B, late, &accepted));
+    EXPECT(RAMPART_STATUS_NOT_ENABLED,
+           rampart_service_verify_2fa(service, other, CONTACT_B, late, NULL, &accepted, NULL, NULL));
 
     char *strings[] = {first, secret, old_code, good, next, third, pending, late, partner, other};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) rampart_string_free(strings[i]);
@@ -190,13 +192,14 @@ static void test_throttle_and_lock(void) {
     char *right = code_at(secret, now);
     now -= 30; /* attempt the right code (of the next step) while throttled */
     bool accepted = true;
-    EXPECT(RAMPART_STATUS_THROTTLED, rampart_service_verify_2fa(service, partner, CONTACT_C, right, &accepted));
+    EXPECT(RAMPART_STATUS_THROTTLED,
+           rampart_service_verify_2fa(service, partner, CONTACT_C, right, NULL, &accepted, NULL, NULL));
     assert(accepted); /* untouched */
     assert(rampart_last_retry_after() == 30);
     assert(strcmp(last_message(), "Too many failed 2FA attempts, try again in 30 seconds") == 0);
     assert(rampart_status_code(RAMPART_STATUS_THROTTLED) == 429);
     /* the state answer comes before the throttle */
-    EXPECT(RAMPART_STATUS_ALREADY_ENABLED, rampart_service_enable_2fa(service, partner, CONTACT_C, right));
+    EXPECT(RAMPART_STATUS_ALREADY_ENABLED, rampart_service_enable_2fa(service, partner, CONTACT_C, right, NULL));
     assert(rampart_last_retry_after() == 0); /* per call */
     now += 30;
     assert(verify(service, partner, CONTACT_C, right)); /* a success resets the count */
@@ -209,8 +212,9 @@ static void test_throttle_and_lock(void) {
     }
     now += 3601;
     right = code_at(secret, now);
-    EXPECT(RAMPART_STATUS_LOCKED, rampart_service_verify_2fa(service, partner, CONTACT_C, right, &accepted));
-    EXPECT(RAMPART_STATUS_LOCKED, rampart_service_disable_2fa(service, partner, CONTACT_C, right));
+    EXPECT(RAMPART_STATUS_LOCKED,
+           rampart_service_verify_2fa(service, partner, CONTACT_C, right, NULL, &accepted, NULL, NULL));
+    EXPECT(RAMPART_STATUS_LOCKED, rampart_service_disable_2fa(service, partner, CONTACT_C, right, NULL));
     assert(rampart_status_code(RAMPART_STATUS_LOCKED) == 423);
     EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_reset_lock(service, "", partner, CONTACT_C));
     OK(rampart_service_reset_lock(service, OPERATOR, partner, CONTACT_C));
@@ -250,7 +254,7 @@ static void test_inputs(void) {
     EXPECT(RAMPART_STATUS_CONTACT_ID_INVALID, rampart_service_status_2fa(service, partner, "not-a-uuid", &flag));
     EXPECT(RAMPART_STATUS_CONTACT_ID_INVALID,
            rampart_service_status_2fa(service, partner, "6f1c2a4e93b14c558f1e0b9b6a0d2c11", &flag));
-    EXPECT(RAMPART_STATUS_CONTACT_ID_INVALID, rampart_service_enable_2fa(service, partner, "\xc3\x28", "123456"));
+    EXPECT(RAMPART_STATUS_CONTACT_ID_INVALID, rampart_service_enable_2fa(service, partner, "\xc3\x28", "123456", NULL));
     assert(strcmp(last_message(), "contactId must be a UUID") == 0);
     /* upper case is the same contact */
     char *secret = create(service, partner, CONTACT_D);
@@ -285,7 +289,8 @@ static void test_inputs(void) {
     assert(qr == (char *)1 && manual == (char *)1);
     /* ... and a token that is not UTF-8 is a code that does not verify, never a 400 */
     bool ok = true;
-    EXPECT(RAMPART_STATUS_NOT_ENABLED, rampart_service_verify_2fa(service, partner, CONTACT_E, "\xff", &ok));
+    EXPECT(RAMPART_STATUS_NOT_ENABLED,
+           rampart_service_verify_2fa(service, partner, CONTACT_E, "\xff", NULL, &ok, NULL, NULL));
     assert(ok);
     assert(verify(service, partner, CONTACT_D, "\xed\xa0\x80" "123456") == false);
     char *uri = NULL;
@@ -315,11 +320,13 @@ static void test_inputs(void) {
     assert(rampart_last_error_code(name, sizeof name) == strlen("partner_not_found"));
     assert(strcmp(name, "partner_not_found") == 0);
     assert(qr == (char *)1 && manual == (char *)1);
-    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND, rampart_service_enable_2fa(service, NO_PARTNER, CONTACT_E, "123456"));
-    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND, rampart_service_disable_2fa(service, NO_PARTNER, CONTACT_E, "123456"));
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND,
+           rampart_service_enable_2fa(service, NO_PARTNER, CONTACT_E, "123456", NULL));
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND,
+           rampart_service_disable_2fa(service, NO_PARTNER, CONTACT_E, "123456", NULL));
     EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND, rampart_service_status_2fa(service, NO_PARTNER, CONTACT_E, &flag));
     EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND,
-           rampart_service_verify_2fa(service, NO_PARTNER, CONTACT_E, "123456", &flag));
+           rampart_service_verify_2fa(service, NO_PARTNER, CONTACT_E, "123456", NULL, &flag, NULL, NULL));
     assert(strcmp(last_message(), "Partner not found") == 0);
 
     /* NULL handle and NULL out-pointers: a status, no crash, nothing written */
@@ -327,16 +334,17 @@ static void test_inputs(void) {
     assert(strcmp(last_message(), "service must not be NULL") == 0);
     EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_status_2fa(service, partner, CONTACT_A, NULL));
     assert(strcmp(last_message(), "out_enabled must not be NULL") == 0);
-    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_verify_2fa(service, partner, CONTACT_D, "1", NULL));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT,
+           rampart_service_verify_2fa(service, partner, CONTACT_D, "1", NULL, NULL, NULL, NULL));
     EXPECT(RAMPART_STATUS_INVALID_INPUT,
            rampart_service_create_2fa(service, partner, CONTACT_B, NULL, NULL, NULL, &manual, NULL));
     EXPECT(RAMPART_STATUS_INVALID_INPUT,
            rampart_service_create_2fa(service, partner, CONTACT_B, NULL, NULL, &qr, NULL, NULL));
     assert(qr == (char *)1 && manual == (char *)1);
     /* ... and the failed call did nothing: CONTACT_B has no pending secret */
-    EXPECT(RAMPART_STATUS_NOT_CREATED, rampart_service_enable_2fa(service, partner, CONTACT_B, "123456"));
-    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_enable_2fa(NULL, partner, CONTACT_A, "123456"));
-    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_disable_2fa(NULL, partner, CONTACT_A, "123456"));
+    EXPECT(RAMPART_STATUS_NOT_CREATED, rampart_service_enable_2fa(service, partner, CONTACT_B, "123456", NULL));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_enable_2fa(NULL, partner, CONTACT_A, "123456", NULL));
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_disable_2fa(NULL, partner, CONTACT_A, "123456", NULL));
     EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_service_ping(NULL));
     OK(rampart_service_ping(service));
     char *id = (char *)1, *key = (char *)1, *pk = (char *)1;
@@ -714,16 +722,17 @@ static void test_storage_failures(void) {
 
     OK(rampart_service_set_faults(service, true, false, true));
     EXPECT(RAMPART_STATUS_STATUS_FAILED, rampart_service_status_2fa(service, partner, CONTACT_A, &flag));
-    EXPECT(RAMPART_STATUS_VERIFY_FAILED, rampart_service_verify_2fa(service, partner, CONTACT_A, code, &flag));
-    EXPECT(RAMPART_STATUS_DISABLE_FAILED, rampart_service_disable_2fa(service, partner, CONTACT_A, code));
-    EXPECT(RAMPART_STATUS_ENABLE_FAILED, rampart_service_enable_2fa(service, partner, CONTACT_B, pending_code));
+    EXPECT(RAMPART_STATUS_VERIFY_FAILED,
+           rampart_service_verify_2fa(service, partner, CONTACT_A, code, NULL, &flag, NULL, NULL));
+    EXPECT(RAMPART_STATUS_DISABLE_FAILED, rampart_service_disable_2fa(service, partner, CONTACT_A, code, NULL));
+    EXPECT(RAMPART_STATUS_ENABLE_FAILED, rampart_service_enable_2fa(service, partner, CONTACT_B, pending_code, NULL));
     EXPECT(RAMPART_STATUS_INTERNAL, rampart_service_ping(service));
     assert(strcmp(last_message(), "Internal server error") == 0);
 
     /* faults off: nothing was consumed, everything works again */
     OK(rampart_service_set_faults(service, false, false, false));
     assert(verify(service, partner, CONTACT_A, code));
-    OK(rampart_service_enable_2fa(service, partner, CONTACT_B, pending_code));
+    OK(rampart_service_enable_2fa(service, partner, CONTACT_B, pending_code, NULL));
 
     /* only faulty handles take faults */
     rampart_service *plain = open_manual(true);
@@ -1085,14 +1094,14 @@ static void test_audit_trail(void) {
     char *partner = new_partner(service, NULL);
     char *quiet = new_partner(service, NULL); /* a partner with no rows */
     char *secret = create(service, partner, CONTACT_A);             /* 1 2fa.created */
-    enable_now(service, partner, CONTACT_A, secret);                /* 2 2fa.enabled */
-    OK(rampart_service_set_kyc_passed(service, OPERATOR, partner, CONTACT_B, true)); /* 3 kyc.marked */
-    OK(rampart_service_set_widget_approval(service, OPERATOR, partner, true));       /* 4 widget.approved */
+    enable_now(service, partner, CONTACT_A, secret);                /* 2 2fa.enabled, 3 recovery_codes.issued */
+    OK(rampart_service_set_kyc_passed(service, OPERATOR, partner, CONTACT_B, true)); /* 4 kyc.marked */
+    OK(rampart_service_set_widget_approval(service, OPERATOR, partner, true));       /* 5 widget.approved */
     assert(!verify(service, partner, CONTACT_A, "junk"));
-    OK(rampart_service_reset_lock(service, OPERATOR, partner, CONTACT_A)); /* 5 2fa.unlocked, 1 failure */
+    OK(rampart_service_reset_lock(service, OPERATOR, partner, CONTACT_A)); /* 6 2fa.unlocked, 1 failure */
     now += 30;
     char *code = code_at(secret, now);
-    OK(rampart_service_disable_2fa(service, partner, CONTACT_A, code)); /* 6 2fa.disabled at +30 s */
+    OK(rampart_service_disable_2fa(service, partner, CONTACT_A, code, NULL)); /* 7 2fa.disabled at +30 s */
 
     /* the whole chain: exact rows, each hash recomputed, each prev the hash before */
     static const struct {
@@ -1100,6 +1109,7 @@ static void test_audit_trail(void) {
     } want[] = {
         {CONTACT_A, "partner", "2fa.created", "{}", "2027-01-15T08:00:00.000Z"},
         {CONTACT_A, "partner", "2fa.enabled", "{}", "2027-01-15T08:00:00.000Z"},
+        {CONTACT_A, "partner", "recovery_codes.issued", "{\"reason\":\"enable\"}", "2027-01-15T08:00:00.000Z"},
         {CONTACT_B, "operator:" OPERATOR, "kyc.marked", "{}", "2027-01-15T08:00:00.000Z"},
         {NULL, "operator:" OPERATOR, "widget.approved", "{}", "2027-01-15T08:00:00.000Z"},
         {CONTACT_A, "operator:" OPERATOR, "2fa.unlocked", "{\"failures\":1}", "2027-01-15T08:00:00.000Z"},
@@ -1110,7 +1120,7 @@ static void test_audit_trail(void) {
     char *json = audit_page(service, partner, NULL, 0, 500);
     size_t n = read_page(json, rows, 8, &next);
     rampart_string_free(json);
-    assert(n == 6 && next == 0);
+    assert(n == 7 && next == 0);
     for (size_t i = 0; i < n; i++) {
         assert(rows[i].seq == i + 1);
         assert(strlen(rows[i].id) == 36 && rows[i].id[14] == '4'); /* a version 4 UUID */
@@ -1130,19 +1140,22 @@ static void test_audit_trail(void) {
 
     /* paging: limit 2 from the start, then after each page's next; the last page's next is null */
     unsigned long long after = 0;
-    for (int p = 0; p < 3; p++) {
+    for (int p = 0; p < 4; p++) {
         json = audit_page(service, partner, NULL, after, 2);
-        assert(read_page(json, page, 8, &next) == 2);
+        size_t got = read_page(json, page, 8, &next);
         rampart_string_free(json);
-        assert(page[0].seq == after + 1 && page[1].seq == after + 2);
-        assert(strcmp(page[1].hash, rows[after + 1].hash) == 0);
-        assert(next == (p < 2 ? after + 2 : 0));
-        after += 2;
+        assert(got == (p < 3 ? 2u : 1u));
+        for (size_t i = 0; i < got; i++) {
+            assert(page[i].seq == after + 1 + i);
+            assert(strcmp(page[i].hash, rows[after + i].hash) == 0);
+        }
+        assert(next == (p < 3 ? after + 2 : 0));
+        after += got;
     }
     json = audit_page(service, partner, NULL, 4, 500);
-    assert(read_page(json, page, 8, &next) == 2 && page[0].seq == 5 && next == 0);
+    assert(read_page(json, page, 8, &next) == 3 && page[0].seq == 5 && next == 0);
     rampart_string_free(json);
-    json = audit_page(service, partner, NULL, 6, 1);
+    json = audit_page(service, partner, NULL, 7, 1);
     expect_text_is(json, "{\"events\":[],\"next\":null}");
     json = audit_page(service, quiet, NULL, 0, 100);
     expect_text_is(json, "{\"events\":[],\"next\":null}");
@@ -1151,13 +1164,13 @@ static void test_audit_trail(void) {
     json = audit_page(service, partner, CONTACT_A, 0, 3);
     assert(read_page(json, page, 8, &next) == 3);
     rampart_string_free(json);
-    assert(page[0].seq == 1 && page[1].seq == 2 && page[2].seq == 5 && next == 5);
+    assert(page[0].seq == 1 && page[1].seq == 2 && page[2].seq == 3 && next == 3);
     json = audit_page(service, partner, "6F1C2A4E-93B1-4C55-8F1E-0B9B6A0D2C11", next, 3);
-    assert(read_page(json, page, 8, &next) == 1 && page[0].seq == 6 && next == 0);
+    assert(read_page(json, page, 8, &next) == 2 && page[0].seq == 6 && page[1].seq == 7 && next == 0);
     rampart_string_free(json);
     json = audit_page(service, partner, CONTACT_B, 0, 500);
-    assert(read_page(json, page, 8, &next) == 1 && page[0].seq == 3 && next == 0);
-    assert(strcmp(page[0].hash, rows[2].hash) == 0);
+    assert(read_page(json, page, 8, &next) == 1 && page[0].seq == 4 && next == 0);
+    assert(strcmp(page[0].hash, rows[3].hash) == 0);
     rampart_string_free(json);
     json = audit_page(service, partner, CONTACT_E, 0, 500);
     expect_text_is(json, "{\"events\":[],\"next\":null}");
@@ -1191,7 +1204,7 @@ static void test_audit_trail(void) {
 
     /* the chain reports: one partner, every partner (in id order), errors */
     char want_one[160], want_quiet[160], want_all[400];
-    snprintf(want_one, sizeof want_one, "{\"partnerId\":\"%s\",\"rows\":6,\"firstBadSeq\":null}", partner);
+    snprintf(want_one, sizeof want_one, "{\"partnerId\":\"%s\",\"rows\":7,\"firstBadSeq\":null}", partner);
     snprintf(want_quiet, sizeof want_quiet, "{\"partnerId\":\"%s\",\"rows\":0,\"firstBadSeq\":null}", quiet);
     bool partner_first = strcmp(partner, quiet) < 0;
     snprintf(want_all, sizeof want_all, "[%s,%s]", partner_first ? want_one : want_quiet,
@@ -1316,6 +1329,211 @@ static void test_pure_helpers(void) {
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) rampart_string_free(strings[i]);
 }
 
+/* Recovery (SPEC section 8): enable hands out 10 codes in a handle that wipes them; a code
+ * verifies once (method, count), a used one is rejected, both factors are a 400 of their own, a
+ * code disables and starts the purchase hold; regenerate replaces the set; the operator's reset
+ * with the four-eyes rule in production; the support view. */
+static const char ALPHABET[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+static void assert_code_format(const char *code) {
+    assert(code != NULL && strlen(code) == 29);
+    for (size_t i = 0; i < 29; i++) {
+        if (i % 5 == 4) {
+            assert(code[i] == '-');
+        } else {
+            assert(code[i] != '\0' && strchr(ALPHABET, code[i]) != NULL);
+        }
+    }
+}
+
+/* A copy of code `i` of a set (the set lends its strings until it is freed). */
+static void code_copy(const rampart_recovery_codes *codes, size_t i, char out[32]) {
+    const char *code = rampart_recovery_codes_at(codes, i);
+    assert_code_format(code);
+    snprintf(out, 32, "%s", code);
+}
+
+static uint32_t remaining(const rampart_service *service, const char *partner, const char *contact) {
+    uint32_t n = 99;
+    OK(rampart_service_recovery_codes_remaining(service, partner, contact, &n));
+    return n;
+}
+
+static void test_recovery(void) {
+    rampart_service *service = open_manual(true);
+    char *partner = new_partner(service, NULL);
+    char *secret = create(service, partner, CONTACT_A);
+    assert(remaining(service, partner, CONTACT_A) == 0);
+
+    /* enable: 10 well-formed, distinct codes */
+    rampart_recovery_codes *codes = NULL;
+    char *code = code_at(secret, now);
+    OK(rampart_service_enable_2fa(service, partner, CONTACT_A, code, &codes));
+    rampart_string_free(code);
+    assert(rampart_recovery_codes_count(codes) == 10);
+    char sheet[10][32];
+    for (size_t i = 0; i < 10; i++) {
+        code_copy(codes, i, sheet[i]);
+        for (size_t j = 0; j < i; j++) assert(strcmp(sheet[i], sheet[j]) != 0);
+    }
+    assert(rampart_recovery_codes_at(codes, 10) == NULL && rampart_recovery_codes_at(NULL, 0) == NULL);
+    assert(rampart_recovery_codes_count(NULL) == 0);
+    rampart_recovery_codes_free(codes);
+    rampart_recovery_codes_free(NULL);
+    assert(remaining(service, partner, CONTACT_A) == 10);
+
+    /* verify by recovery code, typed in lower case with spaces: accepted, used up, 9 left */
+    char typed[40];
+    snprintf(typed, sizeof typed, " %s ", sheet[0]);
+    for (char *c = typed; *c; c++) {
+        if (*c == '-') *c = ' ';
+        if (*c >= 'A' && *c <= 'Z') *c = (char)(*c + 32);
+    }
+    bool accepted = false;
+    rampart_verify_method method = RAMPART_VERIFY_METHOD_NONE;
+    uint32_t left = 0;
+    OK(rampart_service_verify_2fa(service, partner, CONTACT_A, NULL, typed, &accepted, &method, &left));
+    assert(accepted && method == RAMPART_VERIFY_METHOD_RECOVERY_CODE && left == 9);
+    assert(status(service, partner, CONTACT_A) && remaining(service, partner, CONTACT_A) == 9);
+    /* the same code again: rejected (not an error), nothing counted */
+    OK(rampart_service_verify_2fa(service, partner, CONTACT_A, NULL, sheet[0], &accepted, &method, &left));
+    assert(!accepted && method == RAMPART_VERIFY_METHOD_NONE && left == 0);
+    /* a wrong code, and bytes that are not UTF-8: rejected the same way */
+    OK(rampart_service_verify_2fa(service, partner, CONTACT_A, NULL, "0000-0000-0000-0000-0000-0000", &accepted, NULL,
+                                  NULL));
+    assert(!accepted);
+    OK(rampart_service_verify_2fa(service, partner, CONTACT_A, "", "\xff\xfe", &accepted, NULL, NULL));
+    assert(!accepted);
+    /* an authenticator code says so, with the same count */
+    now += 30;
+    code = code_at(secret, now);
+    OK(rampart_service_verify_2fa(service, partner, CONTACT_A, code, NULL, &accepted, &method, &left));
+    assert(accepted && method == RAMPART_VERIFY_METHOD_TOKEN && left == 9);
+    rampart_string_free(code);
+    /* a blank recovery code is not given: the token alone counts (here, none: missing) */
+    EXPECT(RAMPART_STATUS_TOKEN_MISSING,
+           rampart_service_verify_2fa(service, partner, CONTACT_A, NULL, " \t", &accepted, NULL, NULL));
+
+    /* both factors: 400 factor_conflict, before anything is evaluated; outputs untouched */
+    accepted = true;
+    method = RAMPART_VERIFY_METHOD_TOKEN;
+    EXPECT(RAMPART_STATUS_FACTOR_CONFLICT,
+           rampart_service_verify_2fa(service, partner, CONTACT_A, "123456", sheet[1], &accepted, &method, NULL));
+    assert(accepted && method == RAMPART_VERIFY_METHOD_TOKEN);
+    assert(rampart_status_code(RAMPART_STATUS_FACTOR_CONFLICT) == 400);
+    assert(strcmp(last_message(), "Give token or recoveryCode, not both") == 0);
+    char name[64];
+    rampart_last_error_code(name, sizeof name);
+    assert(strcmp(name, "factor_conflict") == 0);
+    assert(strcmp(rampart_status_name(RAMPART_STATUS_FACTOR_CONFLICT), "factor_conflict") == 0);
+    EXPECT(RAMPART_STATUS_FACTOR_CONFLICT,
+           rampart_service_disable_2fa(service, partner, CONTACT_A, "123456", "\xff"));
+    EXPECT(RAMPART_STATUS_FACTOR_CONFLICT, rampart_service_disable_2fa(service, partner, CONTACT_A, "x", sheet[1]));
+    assert(remaining(service, partner, CONTACT_A) == 9 && status(service, partner, CONTACT_A));
+
+    /* regenerate: an authenticator code only; the old set dies at once */
+    codes = (rampart_recovery_codes *)1;
+    EXPECT(RAMPART_STATUS_INVALID_INPUT,
+           rampart_service_regenerate_recovery_codes(service, partner, CONTACT_A, "123456", NULL));
+    assert(strcmp(last_message(), "out_codes must not be NULL") == 0);
+    EXPECT(RAMPART_STATUS_TOKEN_MISSING,
+           rampart_service_regenerate_recovery_codes(service, partner, CONTACT_A, NULL, &codes));
+    assert(codes == (rampart_recovery_codes *)1);
+    now += 30;
+    code = code_at(secret, now);
+    OK(rampart_service_regenerate_recovery_codes(service, partner, CONTACT_A, code, &codes));
+    rampart_string_free(code);
+    assert(rampart_recovery_codes_count(codes) == 10);
+    char fresh[32];
+    code_copy(codes, 3, fresh);
+    rampart_recovery_codes_free(codes);
+    assert(remaining(service, partner, CONTACT_A) == 10);
+    OK(rampart_service_verify_2fa(service, partner, CONTACT_A, NULL, sheet[1], &accepted, NULL, NULL));
+    assert(!accepted);
+
+    /* the purchase hold is 0 before any recovery */
+    rampart_purchase_check check = RAMPART_PURCHASE_ON_HOLD;
+    uint64_t until = 1;
+    OK(rampart_service_purchase_check(service, partner, CONTACT_A, &check, &until));
+    assert(check == RAMPART_PURCHASE_ALLOWED && until == 0);
+
+    /* disable by recovery code: 2FA off, every code gone, the hold starts (default 24 h) */
+    OK(rampart_service_disable_2fa(service, partner, CONTACT_A, NULL, fresh));
+    assert(!status(service, partner, CONTACT_A) && remaining(service, partner, CONTACT_A) == 0);
+    OK(rampart_service_purchase_check(service, partner, CONTACT_A, &check, &until));
+    assert(check == RAMPART_PURCHASE_ON_HOLD && until == now + 86400);
+    bool allowed = true;
+    OK(rampart_service_may_purchase(service, partner, CONTACT_A, &allowed));
+    assert(!allowed);
+    rampart_contact_state state;
+    memset(&state, 0xff, sizeof state);
+    OK(rampart_service_contact_state(service, partner, CONTACT_A, &state));
+    assert(!state.enabled && !state.locked && state.failures == 0 && state.recovery_failures == 0);
+    assert(state.recovery_codes_remaining == 0 && !state.kyc_passed && state.purchase_hold_until == now + 86400);
+    EXPECT(RAMPART_STATUS_NOT_ENABLED,
+           rampart_service_regenerate_recovery_codes(service, partner, CONTACT_A, "123456", &codes));
+    EXPECT(RAMPART_STATUS_NOT_ENABLED, rampart_service_disable_2fa(service, partner, CONTACT_A, NULL, fresh));
+    now += 86400;
+    OK(rampart_service_purchase_check(service, partner, CONTACT_A, &check, NULL));
+    assert(check == RAMPART_PURCHASE_ALLOWED);
+    OK(rampart_service_contact_state(service, partner, CONTACT_A, &state));
+    assert(state.purchase_hold_until == 0);
+
+    /* the KYC rule comes first: a KYC-passed contact without 2FA must set it up */
+    OK(rampart_service_set_kyc_passed(service, OPERATOR, partner, CONTACT_A, true));
+    OK(rampart_service_purchase_check(service, partner, CONTACT_A, &check, &until));
+    assert(check == RAMPART_PURCHASE_TWO_FACTOR_REQUIRED && until == 0);
+
+    /* the operator's reset of a production partner's contact: four eyes */
+    char *live = NULL, *live_key = NULL, *live_pk = NULL;
+    OK(rampart_service_create_partner(service, "Live", RAMPART_ENVIRONMENT_PRODUCTION, &live, &live_key, &live_pk));
+    char *live_secret = create(service, live, CONTACT_B);
+    enable_now(service, live, CONTACT_B, live_secret);
+    assert(!verify(service, live, CONTACT_B, "000000x"));
+    memset(&state, 0xab, sizeof state);
+    expect_invalid(rampart_service_reset_2fa(service, OPERATOR, live, CONTACT_B, "lost phone", NULL, &state),
+                   "approvedBy is required in production: a second operator must approve the reset");
+    expect_invalid(rampart_service_reset_2fa(service, OPERATOR, live, CONTACT_B, "lost phone", "", &state),
+                   "approvedBy is required in production: a second operator must approve the reset");
+    expect_invalid(rampart_service_reset_2fa(service, OPERATOR, live, CONTACT_B, "lost phone", OPERATOR, &state),
+                   "approvedBy must name another operator than the one resetting");
+    expect_invalid(rampart_service_reset_2fa(service, OPERATOR, live, CONTACT_B, "", "lead@example.com", &state),
+                   "reason must be 1 to 500 characters without control characters");
+    expect_invalid(rampart_service_reset_2fa(service, OPERATOR, live, CONTACT_B, NULL, "lead@example.com", &state),
+                   "reason must not be NULL");
+    expect_invalid(rampart_service_reset_2fa(service, NULL, live, CONTACT_B, "lost phone", "lead", &state),
+                   "operator_name must not be NULL");
+    assert(state.failures == 0xabababab); /* untouched on failure */
+    assert(status(service, live, CONTACT_B));
+    OK(rampart_service_reset_2fa(service, OPERATOR, live, CONTACT_B, "lost phone", "lead@example.com", &state));
+    assert(state.enabled && !state.locked && state.failures == 1 && state.recovery_codes_remaining == 10);
+    assert(state.purchase_hold_until == 0);
+    assert(!status(service, live, CONTACT_B) && remaining(service, live, CONTACT_B) == 0);
+    OK(rampart_service_contact_state(service, live, CONTACT_B, &state));
+    assert(!state.enabled && state.failures == 0 && state.purchase_hold_until == now + 86400);
+    /* a sandbox partner's contact needs no second operator; a contact without 2FA is reset too */
+    OK(rampart_service_reset_2fa(service, OPERATOR, partner, CONTACT_C, "support ticket 12", NULL, NULL));
+    OK(rampart_service_contact_state(service, partner, CONTACT_C, &state));
+    assert(!state.enabled && state.purchase_hold_until == now + 86400);
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND,
+           rampart_service_reset_2fa(service, OPERATOR, NO_PARTNER, CONTACT_C, "x", NULL, NULL));
+    EXPECT(RAMPART_STATUS_PARTNER_NOT_FOUND, rampart_service_contact_state(service, NO_PARTNER, CONTACT_C, &state));
+    expect_invalid(rampart_service_contact_state(service, partner, CONTACT_C, NULL), "out_state must not be NULL");
+    expect_invalid(rampart_service_purchase_check(service, partner, CONTACT_C, NULL, NULL), "out_check must not be NULL");
+
+    /* a service with no hold at all */
+    rampart_config config = rampart_config_default();
+    assert(config.purchase_hold_secs == 86400);
+    config.purchase_hold_secs = 604801;
+    rampart_service *bad = (rampart_service *)1;
+    expect_invalid(rampart_service_open_memory(&config, &bad), "purchase_hold_secs must be 0 to 604800");
+    assert(bad == (rampart_service *)1);
+
+    char *strings[] = {partner, secret, live, live_key, live_pk, live_secret};
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) rampart_string_free(strings[i]);
+    rampart_service_free(service);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "/tmp";
     test_lifecycle_rows();
@@ -1327,6 +1545,7 @@ int main(int argc, char **argv) {
     test_storage_failures();
     test_sqlite(dir);
     test_audit_trail();
+    test_recovery();
     test_metrics();
     test_pure_helpers();
     printf("test_lifecycle: all checks passed\n");

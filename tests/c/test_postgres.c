@@ -132,7 +132,7 @@ static void *race(void *arg) {
     const rampart_service *service = racers[(size_t)arg % 2];
     pthread_barrier_wait(&barrier);
     bool accepted = false;
-    OK(rampart_service_verify_2fa(service, race_partner, CONTACT, race_code, &accepted));
+    OK(rampart_service_verify_2fa(service, race_partner, CONTACT, race_code, NULL, &accepted, NULL, NULL));
     if (accepted) {
         pthread_mutex_lock(&count_lock);
         accepted_count++;
@@ -167,7 +167,7 @@ static void test_two_handles_share_one_database(const char *url) {
     OK(rampart_service_status_2fa(b, partner, CONTACT, &enabled));
     assert(!enabled);
     char *code = code_at(secret, now);
-    OK(rampart_service_enable_2fa(b, partner, CONTACT, code)); /* the secret a created */
+    OK(rampart_service_enable_2fa(b, partner, CONTACT, code, NULL)); /* the secret a created */
     rampart_string_free(code);
     OK(rampart_service_status_2fa(a, partner, CONTACT, &enabled));
     assert(enabled);
@@ -175,12 +175,12 @@ static void test_two_handles_share_one_database(const char *url) {
     now += 30;
     code = code_at(secret, now);
     bool accepted = false;
-    OK(rampart_service_verify_2fa(a, partner, CONTACT, code, &accepted));
+    OK(rampart_service_verify_2fa(a, partner, CONTACT, code, NULL, &accepted, NULL, NULL));
     assert(accepted);
     /* The code is used up everywhere: replayed through either handle, it is refused. */
-    OK(rampart_service_verify_2fa(b, partner, CONTACT, code, &accepted));
+    OK(rampart_service_verify_2fa(b, partner, CONTACT, code, NULL, &accepted, NULL, NULL));
     assert(!accepted);
-    OK(rampart_service_verify_2fa(a, partner, CONTACT, code, &accepted));
+    OK(rampart_service_verify_2fa(a, partner, CONTACT, code, NULL, &accepted, NULL, NULL));
     assert(!accepted);
     rampart_string_free(code);
 
@@ -223,7 +223,7 @@ static void test_two_handles_share_one_database(const char *url) {
     OK(rampart_service_status_2fa(c, partner, CONTACT, &enabled));
     assert(enabled);
     code = code_at(secret, now);
-    OK(rampart_service_disable_2fa(c, partner, CONTACT, code));
+    OK(rampart_service_disable_2fa(c, partner, CONTACT, code, NULL));
     rampart_string_free(code);
     rampart_service_free(c);
     rampart_service *d = open_url(url);

@@ -32,7 +32,7 @@ static void *worker(void *arg) {
     /* first, all threads at once with the same valid code (while it is fresh) */
     pthread_barrier_wait(&barrier);
     bool won = false;
-    OK(rampart_service_verify_2fa(service, partner, SHARED_CONTACT, shared_code, &won));
+    OK(rampart_service_verify_2fa(service, partner, SHARED_CONTACT, shared_code, NULL, &won, NULL, NULL));
     if (won) {
         pthread_mutex_lock(&count_lock);
         accepted_count++;
@@ -46,17 +46,18 @@ static void *worker(void *arg) {
         OK(rampart_service_create_2fa(service, partner, contact, NULL, NULL, &qr, &secret, NULL));
         rampart_string_free(qr);
         char *code = code_at(secret, unix_now());
-        OK(rampart_service_enable_2fa(service, partner, contact, code));
+        OK(rampart_service_enable_2fa(service, partner, contact, code, NULL));
         bool enabled = false, accepted = true;
         OK(rampart_service_status_2fa(service, partner, contact, &enabled));
         assert(enabled);
-        OK(rampart_service_verify_2fa(service, partner, contact, code, &accepted));
+        OK(rampart_service_verify_2fa(service, partner, contact, code, NULL, &accepted, NULL, NULL));
         assert(!accepted); /* used up by enable */
 
         /* this thread's failure, read back while the other threads keep calling */
         EXPECT(RAMPART_STATUS_CONTACT_ID_INVALID, rampart_service_status_2fa(service, partner, "x", &enabled));
         for (int i = 0; i < 5; i++) OK(rampart_service_status_2fa(service, partner, contact, &enabled));
-        EXPECT(RAMPART_STATUS_ALREADY_ENABLED, rampart_service_enable_2fa(service, partner, SHARED_CONTACT, NULL));
+        EXPECT(RAMPART_STATUS_ALREADY_ENABLED,
+               rampart_service_enable_2fa(service, partner, SHARED_CONTACT, NULL, NULL));
         rampart_last_error_message(message, sizeof message);
         assert(strcmp(message, "Cannot enable 2FA again, it is already set") == 0);
         rampart_string_free(code);
@@ -85,7 +86,7 @@ int main(int argc, char **argv) {
     OK(rampart_service_create_2fa(service, partner, SHARED_CONTACT, NULL, NULL, &qr, &shared_secret, NULL));
     if (unix_now() % 30 > 25) sleep(30 - (unsigned)(unix_now() % 30)); /* not at a step's edge */
     char *previous = code_at(shared_secret, unix_now() - 30);
-    OK(rampart_service_enable_2fa(service, partner, SHARED_CONTACT, previous));
+    OK(rampart_service_enable_2fa(service, partner, SHARED_CONTACT, previous, NULL));
     char *current = code_at(shared_secret, unix_now());
     memcpy(shared_code, current, 7);
 

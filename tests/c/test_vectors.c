@@ -156,6 +156,8 @@ static const struct {
     {RAMPART_STATUS_WIDGET_NOT_APPROVED, "widget_not_approved"},
     {RAMPART_STATUS_ORIGIN_NOT_ALLOWED, "origin_not_allowed"},
     {RAMPART_STATUS_SIGN_IN_UNAVAILABLE, "sign_in_unavailable"},
+    {RAMPART_STATUS_FACTOR_CONFLICT, "factor_conflict"},
+    {RAMPART_STATUS_PURCHASE_HOLD, "purchase_hold"},
 };
 #define HEADER_STATUS_COUNT (sizeof HEADER_STATUSES / sizeof HEADER_STATUSES[0])
 

@@ -19,9 +19,9 @@ const AFTER = ['invalid_input', 400, 'after must be an integer from 0 to 9007199
 const PARTNER_NOT_FOUND = ['partner_not_found', 404, 'Partner not found']
 const CONTACT_INVALID = ['contact_id_invalid', 400, 'contactId must be a UUID']
 
-// Six rows: the partner's create and enable for contact a, an operator's KYC mark for b, the
-// widget approval (no contact), the unlock of a (one failure before it), and a's disable 30 s
-// later.
+// Seven rows: the partner's create and enable for contact a (enable writes two: 2FA on and the
+// recovery codes issued), an operator's KYC mark for b, the widget approval (no contact), the
+// unlock of a (one failure before it), and a's disable 30 s later.
 async function history() {
   const t = await setup()
   const { service, partner, clock } = t
@@ -48,10 +48,11 @@ test('rows in order, each hash recomputed, each prev the hash before', async () 
     [
       [1, a, 'partner', '2fa.created', {}, AT],
       [2, a, 'partner', '2fa.enabled', {}, AT],
-      [3, b, OPS, 'kyc.marked', {}, AT],
-      [4, null, OPS, 'widget.approved', {}, AT],
-      [5, a, OPS, '2fa.unlocked', { failures: 1 }, AT],
-      [6, a, 'partner', '2fa.disabled', { method: 'token' }, '2023-11-14T22:13:50.000Z'],
+      [3, a, 'partner', 'recovery_codes.issued', { reason: 'enable' }, AT],
+      [4, b, OPS, 'kyc.marked', {}, AT],
+      [5, null, OPS, 'widget.approved', {}, AT],
+      [6, a, OPS, '2fa.unlocked', { failures: 1 }, AT],
+      [7, a, 'partner', '2fa.disabled', { method: 'token' }, '2023-11-14T22:13:50.000Z'],
     ],
   )
   for (const r of rows) {
@@ -63,12 +64,12 @@ test('rows in order, each hash recomputed, each prev the hash before', async () 
     assert.equal(Object.getPrototypeOf(r.details), Object.prototype) // a plain object
     assert.equal(r.hash, auditHash(r))
   }
-  assert.equal(new Set(rows.map((r) => r.id)).size, 6)
+  assert.equal(new Set(rows.map((r) => r.id)).size, 7)
   assert.equal(rows[0].prev, GENESIS)
   assertChain(rows)
   // the recomputation really covers every member: change one and the hash no longer matches
   for (const [key, value] of [['seq', 7], ['actor', 'partner'], ['details', { failures: 2 }], ['contactId', b], ['prev', GENESIS]]) {
-    assert.notEqual(auditHash({ ...rows[4], [key]: value }), rows[4].hash, key)
+    assert.notEqual(auditHash({ ...rows[5], [key]: value }), rows[5].hash, key)
   }
 })
 
@@ -85,25 +86,25 @@ test('paging with after and next', async () => {
     if (page.next === null) break
     after = page.next
   }
-  assert.deepEqual(pages, [[[1, 2], 2], [[3, 4], 4], [[5, 6], null]])
+  assert.deepEqual(pages, [[[1, 2], 2], [[3, 4], 4], [[5, 6], 6], [[7], null]])
   assert.deepEqual(seen, everything)
-  assert.deepEqual((await service.auditEvents(partner, undefined, 4)).events.map((r) => r.seq), [5, 6])
-  assert.deepEqual(await service.auditEvents(partner, null, 6), { events: [], next: null })
+  assert.deepEqual((await service.auditEvents(partner, undefined, 4)).events.map((r) => r.seq), [5, 6, 7])
+  assert.deepEqual(await service.auditEvents(partner, null, 7), { events: [], next: null })
   assert.deepEqual(await service.auditEvents(partner, null, Number.MAX_SAFE_INTEGER), { events: [], next: null })
-  const last = await service.auditEvents(partner, null, 5, 1)
-  assert.deepEqual([last.events.map((r) => r.seq), last.next], [[6], null]) // exactly the last row: no next
+  const last = await service.auditEvents(partner, null, 6, 1)
+  assert.deepEqual([last.events.map((r) => r.seq), last.next], [[7], null]) // exactly the last row: no next
   assert.deepEqual(await service.auditEvents(partner, null, null, null), await service.auditEvents(partner))
 })
 
 test('the contact filter', async () => {
   const { service, partner, a, b } = await history()
   let page = await service.auditEvents(partner, a, 0, 3)
-  assert.deepEqual([page.events.map((r) => r.seq), page.next], [[1, 2, 5], 5])
+  assert.deepEqual([page.events.map((r) => r.seq), page.next], [[1, 2, 3], 3])
   page = await service.auditEvents(partner, a.toUpperCase(), page.next, 3) // any case is the same contact
-  assert.deepEqual([page.events.map((r) => r.seq), page.next], [[6], null])
+  assert.deepEqual([page.events.map((r) => r.seq), page.next], [[6, 7], null])
   const onlyB = (await service.auditEvents(partner, b)).events
-  assert.deepEqual(onlyB.map((r) => [r.seq, r.event, r.contactId]), [[3, 'kyc.marked', b]])
-  assert.deepEqual(onlyB[0], (await service.auditEvents(partner)).events[2])
+  assert.deepEqual(onlyB.map((r) => [r.seq, r.event, r.contactId]), [[4, 'kyc.marked', b]])
+  assert.deepEqual(onlyB[0], (await service.auditEvents(partner)).events[3])
   assert.deepEqual(await service.auditEvents(partner, crypto.randomUUID()), { events: [], next: null })
   const other = (await service.createPartner('Other')).partnerId
   assert.deepEqual(await service.auditEvents(other), { events: [], next: null })
@@ -119,8 +120,8 @@ test('limit and after out of range reject with 400 naming them', async () => {
     await rejects(service.auditEvents(partner, null, after, 10), ...AFTER)
   }
   assert.equal((await service.auditEvents(partner, null, 0, 1)).events.length, 1)
-  assert.equal((await service.auditEvents(partner, null, 0, 500)).events.length, 6)
-  assert.equal((await service.auditEvents(partner)).events.length, 6) // default 100
+  assert.equal((await service.auditEvents(partner, null, 0, 500)).events.length, 7)
+  assert.equal((await service.auditEvents(partner)).events.length, 7) // default 100
 })
 
 test('bad ids and an unknown partner', async () => {
@@ -141,9 +142,9 @@ test('bad ids and an unknown partner', async () => {
 test('verifyAudit reports the rows and no bad seq', async () => {
   const { service, partner } = await history()
   const quiet = (await service.createPartner('Quiet')).partnerId
-  assert.deepEqual(await service.verifyAudit(partner), [{ partnerId: partner, rows: 6, firstBadSeq: null }])
+  assert.deepEqual(await service.verifyAudit(partner), [{ partnerId: partner, rows: 7, firstBadSeq: null }])
   const expected = [
-    { partnerId: partner, rows: 6, firstBadSeq: null },
+    { partnerId: partner, rows: 7, firstBadSeq: null },
     { partnerId: quiet, rows: 0, firstBadSeq: null },
   ].sort((x, y) => (x.partnerId < y.partnerId ? -1 : 1))
   assert.deepEqual(await service.verifyAudit(), expected)
@@ -187,7 +188,7 @@ test('a SQLite file keeps the chain across reopening', async (ctx) => {
   const b = new rampart.Service(db, null, clock)
   assert.deepEqual(await b.auditEvents(partner), before)
   assertChain(before.events)
-  assert.deepEqual(await b.verifyAudit(partner), [{ partnerId: partner, rows: 2, firstBadSeq: null }])
+  assert.deepEqual(await b.verifyAudit(partner), [{ partnerId: partner, rows: 3, firstBadSeq: null }])
   b.close()
 })
 

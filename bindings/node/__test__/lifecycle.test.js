@@ -63,7 +63,7 @@ test('enable succeeds with every accepted token form', async () => {
     const s = await t.service.create2fa(t.partner, t.contact)
     const c = code(s.manual, t.clock.now)
     const token = { plain: c, spaced: `${c.slice(0, 3)} ${c.slice(3)}`, hyphen: `${c.slice(0, 3)}-${c.slice(3)}`, int: Number(c), padded: ` ${c}\n` }[form]
-    assert.equal(await t.service.enable2fa(t.partner, t.contact, token), undefined)
+    assert.equal((await t.service.enable2fa(t.partner, t.contact, token)).length, 10)
     assert.equal(await t.service.status2fa(t.partner, t.contact), true)
   }
 })
@@ -133,7 +133,7 @@ test('verify is an outcome: wrong, malformed and replayed codes resolve false', 
   const c = code(manual, t.clock.now)
   assert.equal(await t.service.verify2fa(t.partner, t.contact, wrong(c)), false)
   assert.equal(await t.service.verify2fa(t.partner, t.contact, 'junk'), false)
-  assert.equal(await t.service.verify2fa(t.partner, t.contact, c), true)
+  assert.equal((await t.service.verify2fa(t.partner, t.contact, c)).method, 'token')
   assert.equal(await t.service.verify2fa(t.partner, t.contact, c), false)
   await rejects(t.service.verify2fa(t.partner, t.contact, null), 'token_missing', 401, 'Google 2FA requires the token to be passed in')
 })
@@ -158,7 +158,7 @@ test('throttling: 429 with retryAfter, refused unevaluated, success resets', asy
   })
   await rejects(t.service.disable2fa(t.partner, t.contact, wrong(right)), 'throttled', 429, 'Too many failed 2FA attempts, try again in 30 seconds')
   t.clock.advance(30)
-  assert.equal(await t.service.verify2fa(t.partner, t.contact, code(manual, t.clock.now)), true)
+  assert.equal((await t.service.verify2fa(t.partner, t.contact, code(manual, t.clock.now))).method, 'token')
 })
 
 test('locked after 100 failures until an operator reset', async () => {
@@ -170,7 +170,7 @@ test('locked after 100 failures until an operator reset', async () => {
   }
   await rejects(t.service.verify2fa(t.partner, t.contact, code(manual, t.clock.now)), 'locked', 423, '2FA is locked after too many failed attempts')
   await t.service.resetLock(t.partner, t.contact, 'ops')
-  assert.equal(await t.service.verify2fa(t.partner, t.contact, code(manual, t.clock.now)), true)
+  assert.equal((await t.service.verify2fa(t.partner, t.contact, code(manual, t.clock.now))).method, 'token')
   // The partner's own create and enable, the lock at the 100th failure, the operator's reset.
   const { events } = await t.service.auditEvents(t.partner)
   assert.deepEqual(
@@ -178,6 +178,7 @@ test('locked after 100 failures until an operator reset', async () => {
     [
       ['partner', '2fa.created', t.contact, {}],
       ['partner', '2fa.enabled', t.contact, {}],
+      ['partner', 'recovery_codes.issued', t.contact, { reason: 'enable' }],
       ['partner', '2fa.locked', t.contact, { failures: 100 }],
       ['operator:ops', '2fa.unlocked', t.contact, { failures: 100 }],
     ],
@@ -255,6 +256,7 @@ test('rewrapSecrets moves every secret to the newest key of the key file', async
     [
       ['partner', '2fa.created', contact, {}],
       ['partner', '2fa.enabled', contact, {}],
+      ['partner', 'recovery_codes.issued', contact, { reason: 'enable' }],
       ['operator:ops', 'keys.rewrapped', null, { keyId: 9 }],
     ],
   )
@@ -263,6 +265,6 @@ test('rewrapSecrets moves every secret to the newest key of the key file', async
   b.close()
   fs.writeFileSync(keyFile, `${newKey}\n`) // the old key removed
   const c = new rampart.Service(db, null, clock)
-  assert.equal(await c.verify2fa(p, contact, code(manual, clock.now)), true)
+  assert.equal((await c.verify2fa(p, contact, code(manual, clock.now))).method, 'token')
   c.close()
 })

@@ -68,7 +68,7 @@ impl From<CorePage> for OrderPage {
 
 /// Where a widget session stands. `twoFactor` is absent before sign-in, then `"none"`, `"setup"`
 /// (create and enable 2FA first), `"verify"` (enter a code) or `"passed"`; `mayPurchase` says
-/// whether `placeOrder` would pass the 2FA step.
+/// whether `placeOrder` would pass the 2FA step and the purchase hold.
 #[napi(object)]
 #[derive(Debug)]
 pub struct SessionState {
@@ -82,6 +82,11 @@ pub struct SessionState {
     pub kyc_passed: bool,
     pub two_factor: Option<String>,
     pub may_purchase: bool,
+    /// Until when purchases are on hold after a 2FA recovery or reset (Unix seconds); absent
+    /// when there is no hold.
+    pub purchase_hold_until: Option<f64>,
+    /// Unused recovery codes of the signed-in contact (the widget offers new ones at 3 or fewer).
+    pub recovery_codes_remaining: u32,
 }
 
 impl From<CoreState> for SessionState {
@@ -96,6 +101,8 @@ impl From<CoreState> for SessionState {
             kyc_passed: s.kyc_passed,
             two_factor: s.two_factor.map(|t| t.as_str().to_owned()),
             may_purchase: s.may_purchase,
+            purchase_hold_until: s.purchase_hold_until.map(|t| t as f64),
+            recovery_codes_remaining: s.recovery_codes_remaining,
         }
     }
 }

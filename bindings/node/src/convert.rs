@@ -8,14 +8,16 @@
 //! - Numbers are whole numbers in the argument's range; anything else (a fraction, NaN, a
 //!   string, out of range) is `invalid_input` with the range in the message.
 //! - Tokens follow SPEC section 2's grammar instead: a wrong type, or text that is not valid
-//!   Unicode, is a code that does not verify.
+//!   Unicode, is a code that does not verify. So do recovery codes (SPEC section 8.1).
+//! - A factor (disable, verify) is a token as above, or an object `{ token }` or
+//!   `{ recoveryCode }`: both given reject with `factor_conflict`, as over HTTP.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use napi::bindgen_prelude::*;
 use napi::{JsValue, ValueType};
 use rampart_core::widget::origins::MAX_ORIGINS;
-use rampart_core::{ContactId, Environment, Error as CoreError, ErrorKind, PartnerId, Token};
+use rampart_core::{ContactId, Environment, Error as CoreError, ErrorKind, Factor, PartnerId, RecoveryCode, Token};
 use serde_json::{Map, Number, Value};
 
 pub(crate) type Read<T> = std::result::Result<T, CoreError>;
@@ -262,6 +264,49 @@ impl<'a> Arg<'a> {
             }
             Some(_) => Token::Malformed,
         })
+    }
+}
+
+impl Arg<'_> {
+    /// A recovery code: `None` when not given (`undefined`, `null`, or text that is empty or only
+    /// white space), else the text, or `None` inside `Some` for a value that cannot be a code (not
+    /// a string, or text that is not valid Unicode), which does not verify.
+    fn recovery_code(&self) -> Read<Option<Option<String>>> {
+        Ok(match self.given()? {
+            None => None,
+            Some((v, ValueType::String)) => match text(v) {
+                Some(t) if t.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty() => None,
+                Some(t) => Some(Some(t)),
+                None => Some(None),
+            },
+            Some(_) => Some(None),
+        })
+    }
+
+    /// The factor of disable and verify (SPEC section 8.1): an object with a `token` or a
+    /// `recoveryCode` property is read as `{ token, recoveryCode }` (both given: `factor_conflict`;
+    /// neither: a missing token); anything else is a token under [`Arg::token`]'s grammar, so
+    /// `verify2fa(p, c, '123456')` reads as it always did and an object without those properties
+    /// is still a code that does not verify.
+    pub(crate) fn factor(&self) -> Read<Factor> {
+        let object = match self.given()? {
+            Some((v, ValueType::Object)) if !v.is_array().unwrap_or(true) && !v.is_buffer().unwrap_or(true) => {
+                v.coerce_to_object().map_err(|_| self.invalid("could not be read"))?
+            }
+            _ => return Ok(Factor::Token(self.token()?)),
+        };
+        let has = |name: &str| object.has_named_property(name).unwrap_or(false);
+        if !(has("token") || has("recoveryCode")) {
+            return Ok(Factor::Token(Token::Malformed));
+        }
+        let fields = Fields { object };
+        let token = fields.get("token")?.token()?;
+        match fields.get("recoveryCode")?.recovery_code()? {
+            None => Ok(Factor::Token(token)),
+            Some(Some(code)) => Factor::from_parts(Some(token), Some(&code)),
+            Some(None) if matches!(token, Token::Missing) => Ok(Factor::RecoveryCode(RecoveryCode::malformed())),
+            Some(None) => Err(ErrorKind::FactorConflict.into()),
+        }
     }
 }
 

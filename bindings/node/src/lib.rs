@@ -9,6 +9,7 @@ mod audit;
 mod checkout;
 mod convert;
 mod errors;
+mod recovery;
 mod service;
 mod totp;
 mod widget;

@@ -9,7 +9,7 @@ use napi::{Env, Task};
 use napi_derive::napi;
 use rampart_core::{
     AuthMethod, Clock, Config, Environment, Error as CoreError, ErrorKind, KeyRing, MemoryStore, PostgresStore,
-    Service as CoreService, SqliteStore, Store, Verification,
+    Service as CoreService, SqliteStore, Store,
 };
 
 use crate::audit::{AuditPage, ChainReport, audit_query, opt_partner_arg};
@@ -19,6 +19,7 @@ use crate::checkout::{
 };
 use crate::convert::{Arg, MAX_SAFE, Read, SECONDS, cast, contact_arg, environment_arg, partner_arg};
 use crate::errors::{Failure, Throw};
+use crate::recovery::{ContactState, PurchaseCheck, Verified, code_list, verified};
 use crate::widget::config_arg;
 
 /// `Debug` that names the type and shows nothing else: these hold secrets, handles or closures.
@@ -150,6 +151,9 @@ pub struct ServiceOptions {
     pub master_key_id: Option<u32>,
     /// HS256 secret for legacy partner JWTs.
     pub jwt_secret: Option<Buffer>,
+    /// Seconds a contact may not purchase after a disable by recovery code or an operator reset,
+    /// 0 to 604800 (default 86400).
+    pub purchase_hold_secs: Option<u32>,
 }
 
 /// What `create2fa` hands to the user: show `qrCode` (an `<img src>`) or `manual`.
@@ -313,6 +317,17 @@ fn partner_and(
     Ok((partner_arg(partner_id)?, Arg::new(field, value).string()?))
 }
 
+/// Disable's and verify's three arguments; the factor is a token (SPEC section 2's grammar) or a
+/// `{ token }` / `{ recoveryCode }` object (section 8.1).
+fn ids_factor(
+    partner_id: JsArg<'_>,
+    contact_id: JsArg<'_>,
+    factor: JsArg<'_>,
+) -> Read<(rampart_core::PartnerId, rampart_core::ContactId, rampart_core::Factor)> {
+    let (p, c) = ids(partner_id, contact_id)?;
+    Ok((p, c, Arg::new("token", factor).factor()?))
+}
+
 /// The lifecycle's three arguments; the token follows SPEC section 2's grammar.
 fn ids_token(
     partner_id: JsArg<'_>,
@@ -335,6 +350,7 @@ fn service_options(arg: Arg<'_>) -> Read<ServiceOptions> {
             master_key: None,
             master_key_id: None,
             jwt_secret: None,
+            purchase_hold_secs: None,
         });
     };
     let u32_max = u64::from(u32::MAX);
@@ -356,6 +372,12 @@ fn service_options(arg: Arg<'_>) -> Read<ServiceOptions> {
         master_key: o.get("masterKey")?.opt_bytes()?.map(Buffer::from),
         master_key_id: whole("masterKeyId", 0, u32_max, "must be a whole number from 0 to 4294967295")?,
         jwt_secret: o.get("jwtSecret")?.opt_bytes()?.map(Buffer::from),
+        purchase_hold_secs: whole(
+            "purchaseHoldSecs",
+            0,
+            rampart_core::recovery::MAX_HOLD_SECS,
+            "must be a whole number of seconds from 0 to 604800",
+        )?,
     })
 }
 
@@ -392,6 +414,7 @@ impl Service {
             pending_ttl_secs: o.pending_ttl_secs.map_or(defaults.pending_ttl_secs, u64::from),
             throttling: o.throttling.unwrap_or(defaults.throttling),
             jwt_secret: o.jwt_secret.map(|b| b.to_vec().into()),
+            purchase_hold_secs: o.purchase_hold_secs.map_or(defaults.purchase_hold_secs, u64::from),
             ..defaults
         };
         let given = match o.master_key {
@@ -672,34 +695,56 @@ impl Service {
         })
     }
 
-    /// Resolves when enabled; rejects with the lifecycle's errors.
+    /// Resolves to the 10 recovery codes (`XXXX-XXXX-XXXX-XXXX-XXXX-XXXX`) when enabled, to show
+    /// the person once: they are never shown again. Rejects with the lifecycle's errors.
     #[napi(
         js_name = "enable2fa",
         ts_args_type = "partnerId: string, contactId: string, token: unknown",
-        ts_return_type = "Promise<void>"
+        ts_return_type = "Promise<Array<string>>"
     )]
     pub fn enable_2fa(
         &self,
         partner_id: Option<Unknown<'_>>,
         contact_id: Option<Unknown<'_>>,
         token: Option<Unknown<'_>>,
-    ) -> AsyncTask<Call<()>> {
-        self.call_with(ids_token(partner_id, contact_id, token), |s, (p, c, t)| s.enable_2fa(&p, &c, t))
+    ) -> AsyncTask<Call<Vec<String>>> {
+        self.call_with(ids_token(partner_id, contact_id, token), |s, (p, c, t)| {
+            s.enable_2fa(&p, &c, t).map(|codes| code_list(&codes))
+        })
     }
 
-    /// Resolves when disabled (the secret erased); rejects with the lifecycle's errors.
+    /// A new set of recovery codes for an authenticator code; the old set stops working.
+    /// Rejects with `not_enabled` when 2FA is off, and the lifecycle's token errors.
+    #[napi(
+        ts_args_type = "partnerId: string, contactId: string, token: unknown",
+        ts_return_type = "Promise<Array<string>>"
+    )]
+    pub fn regenerate_recovery_codes(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        contact_id: Option<Unknown<'_>>,
+        token: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<Vec<String>>> {
+        self.call_with(ids_token(partner_id, contact_id, token), |s, (p, c, t)| {
+            s.regenerate_recovery_codes(&p, &c, t).map(|codes| code_list(&codes))
+        })
+    }
+
+    /// Resolves when disabled (the secret and recovery codes erased); rejects with the
+    /// lifecycle's errors. `factor` is an authenticator code, or `{ recoveryCode }` (which also
+    /// clears the lock and starts the purchase hold); both given reject with `factor_conflict`.
     #[napi(
         js_name = "disable2fa",
-        ts_args_type = "partnerId: string, contactId: string, token: unknown",
+        ts_args_type = "partnerId: string, contactId: string, factor: Factor | unknown",
         ts_return_type = "Promise<void>"
     )]
     pub fn disable_2fa(
         &self,
         partner_id: Option<Unknown<'_>>,
         contact_id: Option<Unknown<'_>>,
-        token: Option<Unknown<'_>>,
+        factor: Option<Unknown<'_>>,
     ) -> AsyncTask<Call<()>> {
-        self.call_with(ids_token(partner_id, contact_id, token), |s, (p, c, t)| s.disable_2fa(&p, &c, t))
+        self.call_with(ids_factor(partner_id, contact_id, factor), |s, (p, c, f)| s.disable_2fa(&p, &c, f))
     }
 
     /// Whether 2FA is enabled for the contact.
@@ -716,21 +761,35 @@ impl Service {
         self.call_with(ids(partner_id, contact_id), |s, (p, c)| s.status_2fa(&p, &c))
     }
 
-    /// True when the code is accepted (its time step is then used up); false for a wrong,
-    /// malformed or replayed code. State, lock, throttle and missing-token answers reject.
+    /// Unused recovery codes of the contact (0 when 2FA is off).
+    #[napi(ts_args_type = "partnerId: string, contactId: string", ts_return_type = "Promise<number>")]
+    pub fn recovery_codes_remaining(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        contact_id: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<u32>> {
+        self.call_with(ids(partner_id, contact_id), |s, (p, c)| {
+            s.status_with_recovery_codes(&p, &c).map(|(_, remaining)| remaining)
+        })
+    }
+
+    /// Checks an authenticator code, or `{ recoveryCode }` (used up; 2FA stays on). Resolves to
+    /// `false` for a wrong, malformed or replayed code, and to `{ method, recoveryCodesRemaining }`
+    /// when accepted, so `if (await service.verify2fa(...))` passes only on an accepted code.
+    /// State, lock, throttle, missing-token and `factor_conflict` answers reject.
     #[napi(
         js_name = "verify2fa",
-        ts_args_type = "partnerId: string, contactId: string, token: unknown",
-        ts_return_type = "Promise<boolean>"
+        ts_args_type = "partnerId: string, contactId: string, factor: Factor | unknown",
+        ts_return_type = "Promise<false | Verified>"
     )]
     pub fn verify_2fa(
         &self,
         partner_id: Option<Unknown<'_>>,
         contact_id: Option<Unknown<'_>>,
-        token: Option<Unknown<'_>>,
-    ) -> AsyncTask<Call<bool>> {
-        self.call_with(ids_token(partner_id, contact_id, token), |s, (p, c, t)| {
-            s.verify_2fa(&p, &c, t).map(|v| v == Verification::Accepted)
+        factor: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<Either<bool, Verified>>> {
+        self.call_with(ids_factor(partner_id, contact_id, factor), |s, (p, c, f)| {
+            Ok(verified(s.verify_2fa(&p, &c, f)?).map_or(Either::A(false), Either::B))
         })
     }
 
@@ -767,6 +826,59 @@ impl Service {
             Ok((p, c, Arg::new("operator", operator).string()?))
         };
         self.call_with(args(), |s, (p, c, operator)| s.reset_lock(&operator, &p, &c))
+    }
+
+    /// An operator action for a contact who lost the authenticator and the codes: erases the
+    /// secret and recovery codes, clears both counters and the lock, starts the purchase hold,
+    /// audits `2fa.reset`. `reason`: 1 to 500 characters. For a production partner `approvedBy`
+    /// must name another operator (four eyes). Resolves to the state before the reset.
+    #[napi(
+        js_name = "reset2fa",
+        ts_args_type = "partnerId: string, contactId: string, operator: string, reason: string, approvedBy?: string | null",
+        ts_return_type = "Promise<ContactState>"
+    )]
+    pub fn reset_2fa(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        contact_id: Option<Unknown<'_>>,
+        operator: Option<Unknown<'_>>,
+        reason: Option<Unknown<'_>>,
+        approved_by: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<ContactState>> {
+        let args = || -> Read<_> {
+            let (p, c) = ids(partner_id, contact_id)?;
+            let operator = Arg::new("operator", operator).string()?;
+            Ok((
+                p,
+                c,
+                operator,
+                Arg::new("reason", reason).string()?,
+                Arg::new("approvedBy", approved_by).opt_string()?,
+            ))
+        };
+        self.call_with(args(), |s, (p, c, operator, reason, approved_by)| {
+            s.reset_2fa(&operator, &p, &c, &reason, approved_by.as_deref()).map(Into::into)
+        })
+    }
+
+    /// The contact's 2FA state for support, read-only (never a secret).
+    #[napi(ts_args_type = "partnerId: string, contactId: string", ts_return_type = "Promise<ContactState>")]
+    pub fn contact_state(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        contact_id: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<ContactState>> {
+        self.call_with(ids(partner_id, contact_id), |s, (p, c)| s.contact_state(&p, &c).map(Into::into))
+    }
+
+    /// Whether the contact may purchase, and why not (`mayPurchase` without the reason).
+    #[napi(ts_args_type = "partnerId: string, contactId: string", ts_return_type = "Promise<PurchaseCheck>")]
+    pub fn purchase_check(
+        &self,
+        partner_id: Option<Unknown<'_>>,
+        contact_id: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<PurchaseCheck>> {
+        self.call_with(ids(partner_id, contact_id), |s, (p, c)| s.purchase_check(&p, &c).map(Into::into))
     }
 
     #[napi(
@@ -892,21 +1004,37 @@ impl Service {
     }
 
     /// Passes the session's 2FA step with a code from the contact's app (a wrong code rejects
-    /// with `token_failed`, as over HTTP).
+    /// with `token_failed`, as over HTTP), or recovers with `{ recoveryCode }`: that disables 2FA
+    /// through the session and starts the purchase hold.
     #[napi(
         js_name = "sessionVerify2fa",
-        ts_args_type = "sessionToken: string, token: unknown",
+        ts_args_type = "sessionToken: string, factor: Factor | unknown",
         ts_return_type = "Promise<SessionState>"
     )]
     pub fn session_verify_2fa(
         &self,
         session_token: Option<Unknown<'_>>,
-        token: Option<Unknown<'_>>,
+        factor: Option<Unknown<'_>>,
     ) -> AsyncTask<Call<SessionState>> {
+        let args = || -> Read<_> {
+            Ok((session_arg(Arg::new("sessionToken", session_token))?, Arg::new("token", factor).factor()?))
+        };
+        self.call_with(args(), |s, (session, factor)| s.session_verify_2fa(&session, factor).map(Into::into))
+    }
+
+    /// New recovery codes for the session's contact, proven by an authenticator code.
+    #[napi(ts_args_type = "sessionToken: string, token: unknown", ts_return_type = "Promise<Array<string>>")]
+    pub fn session_regenerate_recovery_codes(
+        &self,
+        session_token: Option<Unknown<'_>>,
+        token: Option<Unknown<'_>>,
+    ) -> AsyncTask<Call<Vec<String>>> {
         let args = || -> Read<_> {
             Ok((session_arg(Arg::new("sessionToken", session_token))?, Arg::new("token", token).token()?))
         };
-        self.call_with(args(), |s, (session, code)| s.session_verify_2fa(&session, code).map(Into::into))
+        self.call_with(args(), |s, (session, code)| {
+            s.session_regenerate_recovery_codes(&session, code).map(|codes| code_list(&codes))
+        })
     }
 
     /// Buys as the signed-in contact. The request is checked as widget options under `config`

@@ -114,7 +114,8 @@ impl OrderPage {
 
 /// Where a widget session stands. `two_factor` is `None` before sign-in, then `"none"`,
 /// `"setup"` (create and enable 2FA first), `"verify"` (enter a code) or `"passed"`;
-/// `may_purchase` says whether `place_order` would pass the 2FA step.
+/// `may_purchase` says whether `place_order` would pass the 2FA step and the purchase hold;
+/// `purchase_hold_until` is a Unix time while purchases are on hold after a 2FA recovery or reset.
 #[pyclass(frozen, eq, module = "rampart")]
 #[derive(PartialEq)]
 pub(crate) struct SessionState {
@@ -136,6 +137,10 @@ pub(crate) struct SessionState {
     two_factor: Option<&'static str>,
     #[pyo3(get)]
     may_purchase: bool,
+    #[pyo3(get)]
+    purchase_hold_until: Option<u64>,
+    #[pyo3(get)]
+    recovery_codes_remaining: u32,
 }
 
 impl From<CoreState> for SessionState {
@@ -150,6 +155,8 @@ impl From<CoreState> for SessionState {
             kyc_passed: s.kyc_passed,
             two_factor: s.two_factor.map(|t| t.as_str()),
             may_purchase: s.may_purchase,
+            purchase_hold_until: s.purchase_hold_until,
+            recovery_codes_remaining: s.recovery_codes_remaining,
         }
     }
 }

@@ -14,7 +14,7 @@ use pyo3::exceptions::{PyTypeError, PyUnicodeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PySequence, PyString, PyTuple};
 use rampart_core::widget::origins::MAX_ORIGINS;
-use rampart_core::{ContactId, Environment, Error, PartnerId, Token};
+use rampart_core::{ContactId, Environment, Error, ErrorKind, Factor, PartnerId, RecoveryCode, Token};
 use serde_json::{Map, Number, Value};
 
 use crate::errors::Raise;
@@ -119,6 +119,24 @@ pub(crate) fn token_arg(obj: &Bound<'_, PyAny>) -> Token {
         return obj.extract::<i128>().map(Token::from_integer).unwrap_or(Token::Malformed);
     }
     Token::Malformed
+}
+
+/// The factor of disable and verify (SPEC section 8.1): `token` under the token grammar, or the
+/// keyword `recovery_code`. A recovery code is given unless it is None or a str that is empty or
+/// only white space; a value that is not a str, or a str that is not valid Unicode, is a code
+/// that does not verify (as a JSON `recoveryCode` that is not a string). Both given is
+/// `InvalidInputError` `factor_conflict`; neither is a missing token.
+pub(crate) fn factor_arg(
+    token: Option<&Bound<'_, PyAny>>,
+    recovery_code: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Factor> {
+    let token = token.map_or(Token::Missing, token_arg);
+    let Some(code) = recovery_code.filter(|c| !c.is_none()) else { return Ok(Factor::Token(token)) };
+    match code.downcast::<PyString>().ok().and_then(|s| s.to_str().ok()) {
+        Some(text) => Factor::from_parts(Some(token), Some(text)).or_raise(),
+        None if matches!(token, Token::Missing) => Ok(Factor::RecoveryCode(RecoveryCode::malformed())),
+        None => Err(Error::new(ErrorKind::FactorConflict)).or_raise(),
+    }
 }
 
 /// `"sandbox"` or `"production"`.

@@ -15,6 +15,7 @@ fn class_name(kind: ErrorKind) -> &'static str {
         | K::IssuerInvalid
         | K::WidgetTextInvalid
         | K::WidgetButtonUrlInvalid
+        | K::FactorConflict
         | K::PayloadTooLarge => "InvalidInputError",
         K::Unauthorized
         | K::TokenMissing
@@ -23,9 +24,12 @@ fn class_name(kind: ErrorKind) -> &'static str {
         | K::SignInRequired
         | K::SignInCodeFailed
         | K::SignInCodeExpired => "AuthenticationError",
-        K::MustDisableFirst | K::AlreadyEnabled | K::NotCreated | K::NotEnabled | K::TwoFactorRequired => {
-            "ConflictError"
-        }
+        K::MustDisableFirst
+        | K::AlreadyEnabled
+        | K::NotCreated
+        | K::NotEnabled
+        | K::TwoFactorRequired
+        | K::PurchaseHold => "ConflictError",
         K::SandboxOnly | K::WidgetNotApproved | K::OriginNotAllowed => "ForbiddenError",
         K::Locked => "LockedError",
         K::Throttled | K::SignInThrottled => "ThrottledError",

@@ -6,6 +6,7 @@ mod audit;
 mod checkout;
 mod convert;
 mod errors;
+mod recovery;
 mod service;
 mod totp;
 mod widget;
@@ -16,6 +17,7 @@ use pyo3::prelude::*;
 fn _rampart(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     service::register(m)?;
+    recovery::register(m)?;
     checkout::register(m)?;
     audit::register(m)?;
     totp::register(m)?;

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use rampart_core::checkout::OrderRequest;
 use rampart_core::{
     AuthMethod, Clock, Config, Environment, Error, ErrorKind, KeyRing, MemoryStore,
-    PartnerCredentials as CoreCredentials, PostgresStore, Service as CoreService, SqliteStore, Store, Verification,
+    PartnerCredentials as CoreCredentials, PostgresStore, RecoveryCodes, Service as CoreService, SqliteStore, Store,
 };
 
 use crate::audit::{AuditPage, ChainReport};
@@ -16,10 +16,11 @@ use crate::checkout::{
     Order, OrderPage, SessionState, SignInCode, credential_arg, limit_arg, order_arg, session_arg, sign_in_code_arg,
 };
 use crate::convert::{
-    contact_arg, contact_filter_arg, int_arg, opt_environment_arg, opt_text_arg, origins_arg, partner_arg, path_arg,
-    py_repr, seconds_arg, text_arg, token_arg, window_arg,
+    contact_arg, contact_filter_arg, factor_arg, int_arg, opt_environment_arg, opt_text_arg, origins_arg, partner_arg,
+    path_arg, py_repr, seconds_arg, text_arg, token_arg, window_arg,
 };
 use crate::errors::Raise;
+use crate::recovery::{ContactState, PurchaseCheck, Verification};
 use crate::widget::{WidgetConfig, config_arg};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -212,6 +213,11 @@ impl RewrapReport {
     }
 }
 
+/// Recovery codes as the plain list that shows them (the one value that ever holds them).
+fn code_list(codes: &RecoveryCodes) -> Vec<String> {
+    codes.as_slice().to_vec()
+}
+
 /// `<db>.key`, beside the database (as the example server and the C ABI do).
 fn key_path(db: &std::path::Path) -> PathBuf {
     let mut name = db.as_os_str().to_owned();
@@ -292,10 +298,12 @@ impl Service {
     #[pyo3(
         signature = (
             path = None, *, service_name = None, environment = None, window = None, throttling = true,
-            pending_ttl_secs = None, master_key = None, master_key_id = None, jwt_secret = None, clock = None
+            pending_ttl_secs = None, master_key = None, master_key_id = None, jwt_secret = None, clock = None,
+            purchase_hold_secs = None
         ),
         text_signature = "(path=None, *, service_name='Rampart', environment='sandbox', window=1, throttling=True, \
-                          pending_ttl_secs=600, master_key=None, master_key_id=1, jwt_secret=None, clock=None)"
+                          pending_ttl_secs=600, master_key=None, master_key_id=1, jwt_secret=None, clock=None, \
+                          purchase_hold_secs=86400)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -310,6 +318,7 @@ impl Service {
         master_key_id: Option<&Bound<'_, PyAny>>,
         jwt_secret: Option<Vec<u8>>,
         clock: Option<&ManualClock>,
+        purchase_hold_secs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let db = Database::from_arg(path)?;
         let service_name = opt_text_arg(service_name, "service_name")?.unwrap_or_else(|| "Rampart".to_owned());
@@ -323,6 +332,16 @@ impl Service {
             Some(id) => int_arg(id, "master_key_id", 0..=u64::from(u32::MAX), None)?,
             None => 1,
         };
+        let purchase_hold_secs = match purchase_hold_secs {
+            // The core's range and message.
+            Some(h) => int_arg(
+                h,
+                "purchase_hold_secs",
+                0..=rampart_core::recovery::MAX_HOLD_SECS,
+                Some("must be 0 to 604800"),
+            )?,
+            None => rampart_core::recovery::DEFAULT_HOLD_SECS,
+        };
         let config = Config {
             service_name,
             environment,
@@ -330,6 +349,7 @@ impl Service {
             pending_ttl_secs,
             throttling,
             jwt_secret: jwt_secret.map(Into::into),
+            purchase_hold_secs,
             ..Config::default()
         };
         let given = match master_key {
@@ -634,26 +654,47 @@ impl Service {
         Ok(TwoFactorSetup { qr_code: setup.qr_code.clone(), manual: setup.manual.clone(), uri: setup.uri.clone() })
     }
 
+    /// Enable 2FA with a code from the pending secret. Returns the 10 recovery codes
+    /// (`XXXX-XXXX-XXXX-XXXX-XXXX-XXXX`), to show the person once: they are never shown again.
     fn enable_2fa(
         &self,
         py: Python<'_>,
         partner_id: &Bound<'_, PyAny>,
         contact_id: &Bound<'_, PyAny>,
         token: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
+    ) -> PyResult<Vec<String>> {
         let (p, c, t) = (partner_arg(partner_id)?, contact_arg(contact_id)?, token_arg(token));
-        self.call(py, move |s| s.enable_2fa(&p, &c, t))
+        self.call(py, move |s| s.enable_2fa(&p, &c, t)).map(|codes| code_list(&codes))
     }
 
-    fn disable_2fa(
+    /// A new set of recovery codes for an authenticator code (the old set stops working).
+    /// `ConflictError` `not_enabled` when 2FA is off.
+    fn regenerate_recovery_codes(
         &self,
         py: Python<'_>,
         partner_id: &Bound<'_, PyAny>,
         contact_id: &Bound<'_, PyAny>,
         token: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
+    ) -> PyResult<Vec<String>> {
         let (p, c, t) = (partner_arg(partner_id)?, contact_arg(contact_id)?, token_arg(token));
-        self.call(py, move |s| s.disable_2fa(&p, &c, t))
+        self.call(py, move |s| s.regenerate_recovery_codes(&p, &c, t)).map(|codes| code_list(&codes))
+    }
+
+    /// Turn 2FA off with an authenticator code (`token`) or, keyword only, a `recovery_code`
+    /// (which also clears the lock and starts the purchase hold). Both given raise
+    /// `InvalidInputError` `factor_conflict`.
+    #[pyo3(signature = (partner_id, contact_id, token = None, *, recovery_code = None))]
+    fn disable_2fa(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        contact_id: &Bound<'_, PyAny>,
+        token: Option<&Bound<'_, PyAny>>,
+        recovery_code: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
+        let factor = factor_arg(token, recovery_code)?;
+        self.call(py, move |s| s.disable_2fa(&p, &c, factor))
     }
 
     fn status_2fa(
@@ -666,17 +707,33 @@ impl Service {
         self.call(py, move |s| s.status_2fa(&p, &c))
     }
 
-    /// True when the code is accepted (its time step is then used up); False for a wrong,
-    /// malformed or replayed code. State, lock, throttle and missing-token answers raise.
+    /// Unused recovery codes of the contact (0 when 2FA is off).
+    fn recovery_codes_remaining(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        contact_id: &Bound<'_, PyAny>,
+    ) -> PyResult<u32> {
+        let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
+        self.call(py, move |s| s.status_with_recovery_codes(&p, &c)).map(|(_, remaining)| remaining)
+    }
+
+    /// Check an authenticator code (`token`) or, keyword only, a `recovery_code` (used up; 2FA
+    /// stays on). A `Verification`, truthy only when accepted; a wrong, malformed or replayed
+    /// code is a falsy one, not an exception. State, lock, throttle, missing-token and
+    /// `factor_conflict` answers raise.
+    #[pyo3(signature = (partner_id, contact_id, token = None, *, recovery_code = None))]
     fn verify_2fa(
         &self,
         py: Python<'_>,
         partner_id: &Bound<'_, PyAny>,
         contact_id: &Bound<'_, PyAny>,
-        token: &Bound<'_, PyAny>,
-    ) -> PyResult<bool> {
-        let (p, c, t) = (partner_arg(partner_id)?, contact_arg(contact_id)?, token_arg(token));
-        self.call(py, move |s| s.verify_2fa(&p, &c, t)).map(|v| v == Verification::Accepted)
+        token: Option<&Bound<'_, PyAny>>,
+        recovery_code: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Verification> {
+        let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
+        let factor = factor_arg(token, recovery_code)?;
+        self.call(py, move |s| s.verify_2fa(&p, &c, factor)).map(Into::into)
     }
 
     // ---- KYC rule and operator actions ----
@@ -706,6 +763,49 @@ impl Service {
         let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
         let operator = text_arg(operator, "operator")?;
         self.call(py, move |s| s.reset_lock(&operator, &p, &c))
+    }
+
+    /// Reset the contact's 2FA: an operator action for a contact who lost the authenticator and
+    /// the codes. Erases the secret and recovery codes, clears both counters and the lock,
+    /// starts the purchase hold, audits `2fa.reset`. `reason`: 1 to 500 characters. For a
+    /// production partner `approved_by` must name another operator (four eyes). Returns the
+    /// state before the reset.
+    #[pyo3(signature = (partner_id, contact_id, *, operator, reason, approved_by = None))]
+    fn reset_2fa(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        contact_id: &Bound<'_, PyAny>,
+        operator: &Bound<'_, PyAny>,
+        reason: &Bound<'_, PyAny>,
+        approved_by: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<ContactState> {
+        let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
+        let (operator, reason) = (text_arg(operator, "operator")?, text_arg(reason, "reason")?);
+        let approved_by = opt_text_arg(approved_by, "approvedBy")?;
+        self.call(py, move |s| s.reset_2fa(&operator, &p, &c, &reason, approved_by.as_deref())).map(Into::into)
+    }
+
+    /// The contact's 2FA state for support, read-only (never a secret).
+    fn contact_state(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        contact_id: &Bound<'_, PyAny>,
+    ) -> PyResult<ContactState> {
+        let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
+        self.call(py, move |s| s.contact_state(&p, &c)).map(Into::into)
+    }
+
+    /// Whether the contact may purchase, and why not: truthy only when allowed.
+    fn purchase_check(
+        &self,
+        py: Python<'_>,
+        partner_id: &Bound<'_, PyAny>,
+        contact_id: &Bound<'_, PyAny>,
+    ) -> PyResult<PurchaseCheck> {
+        let (p, c) = (partner_arg(partner_id)?, contact_arg(contact_id)?);
+        self.call(py, move |s| s.purchase_check(&p, &c)).map(Into::into)
     }
 
     fn is_2fa_required(
@@ -798,15 +898,29 @@ impl Service {
     }
 
     /// Pass the session's 2FA step with a code from the contact's app (a wrong code raises
-    /// `AuthenticationError` `token_failed`, as over HTTP).
+    /// `AuthenticationError` `token_failed`, as over HTTP), or recover with a `recovery_code`:
+    /// that disables 2FA through the session and starts the purchase hold.
+    #[pyo3(signature = (session_token, token = None, *, recovery_code = None))]
     fn session_verify_2fa(
         &self,
         py: Python<'_>,
         session_token: &Bound<'_, PyAny>,
-        token: &Bound<'_, PyAny>,
+        token: Option<&Bound<'_, PyAny>>,
+        recovery_code: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<SessionState> {
+        let (session, factor) = (session_arg(session_token)?, factor_arg(token, recovery_code)?);
+        self.call(py, move |s| s.session_verify_2fa(&session, factor)).map(Into::into)
+    }
+
+    /// New recovery codes for the session's contact, proven by an authenticator code.
+    fn session_regenerate_recovery_codes(
+        &self,
+        py: Python<'_>,
+        session_token: &Bound<'_, PyAny>,
+        token: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<String>> {
         let (session, code) = (session_arg(session_token)?, token_arg(token));
-        self.call(py, move |s| s.session_verify_2fa(&session, code)).map(Into::into)
+        self.call(py, move |s| s.session_regenerate_recovery_codes(&session, code)).map(|codes| code_list(&codes))
     }
 
     /// Buy as the signed-in contact. The request is checked as widget options under `config`

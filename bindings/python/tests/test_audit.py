@@ -31,15 +31,15 @@ def invalid(message: str, call: Callable[[], Any]) -> None:
 
 @pytest.fixture
 def history(service: rampart.Service, partner: str, clock: rampart.ManualClock) -> dict[str, str]:
-    """Six rows: the partner's create and enable for contact a, an operator's KYC mark for b, the
-    widget approval (no contact), the unlock of a (one failure before it), and a's disable 30 s
-    later."""
+    """Seven rows: the partner's create and enable for contact a (enable writes two: 2FA on and
+    the recovery codes issued), an operator's KYC mark for b, the widget approval (no contact),
+    the unlock of a (one failure before it), and a's disable 30 s later."""
     a, b = str(uuid.uuid4()), str(uuid.uuid4())
     setup = service.create_2fa(partner, a)
     service.enable_2fa(partner, a, code(setup.manual, clock.now))
     service.set_kyc_passed(partner, b, True, operator="ops@example.com")
     service.set_widget_approval(partner, True, operator="ops@example.com")
-    assert service.verify_2fa(partner, a, "junk") is False
+    assert service.verify_2fa(partner, a, "junk").accepted is False
     service.reset_lock(partner, a, operator="ops@example.com")
     clock.advance(30)
     service.disable_2fa(partner, a, code(setup.manual, clock.now))
@@ -55,14 +55,15 @@ def test_rows_in_order_each_hash_recomputed(service, partner, history):
     assert [(r.seq, r.contact_id, r.actor, r.event, r.details, r.at) for r in rows] == [
         (1, a, "partner", "2fa.created", {}, AT),
         (2, a, "partner", "2fa.enabled", {}, AT),
-        (3, b, ops, "kyc.marked", {}, AT),
-        (4, None, ops, "widget.approved", {}, AT),
-        (5, a, ops, "2fa.unlocked", {"failures": 1}, AT),
-        (6, a, "partner", "2fa.disabled", {"method": "token"}, "2023-11-14T22:13:50.000Z"),
+        (3, a, "partner", "recovery_codes.issued", {"reason": "enable"}, AT),
+        (4, b, ops, "kyc.marked", {}, AT),
+        (5, None, ops, "widget.approved", {}, AT),
+        (6, a, ops, "2fa.unlocked", {"failures": 1}, AT),
+        (7, a, "partner", "2fa.disabled", {"method": "token"}, "2023-11-14T22:13:50.000Z"),
     ]
     assert all(r.partner_id == partner for r in rows)
     assert all(uuid.UUID(r.id).version == 4 and str(uuid.UUID(r.id)) == r.id for r in rows)
-    assert len({r.id for r in rows}) == 6
+    assert len({r.id for r in rows}) == 7
     assert rows[0].prev == GENESIS
     assert_chain(rows)
     for r in rows:
@@ -77,7 +78,7 @@ def test_rows_are_values(service, partner, history):
     assert repr(first) == (
         f"AuditRow(seq=1, at='{AT}', actor='partner', event='2fa.created', contact_id='{history['a']}', details={{}})"
     )
-    unlocked = service.audit_events(partner, after=4, limit=1).events[0]
+    unlocked = service.audit_events(partner, after=5, limit=1).events[0]
     assert repr(unlocked).endswith(f"contact_id='{history['a']}', details={{'failures': 1}})")
     # details is a new dict each time: changing it changes nothing
     unlocked.details["failures"] = 7
@@ -102,25 +103,25 @@ def test_paging_with_after_and_next(service, partner, history):
         if page.next is None:
             break
         after = page.next
-    assert pages == [([1, 2], 2), ([3, 4], 4), ([5, 6], None)]
+    assert pages == [([1, 2], 2), ([3, 4], 4), ([5, 6], 6), ([7], None)]
     assert seen == everything
-    assert [r.seq for r in service.audit_events(partner, after=4).events] == [5, 6]
-    assert service.audit_events(partner, after=6).events == []
+    assert [r.seq for r in service.audit_events(partner, after=4).events] == [5, 6, 7]
+    assert service.audit_events(partner, after=7).events == []
     assert service.audit_events(partner, after=2**63 - 1).events == []
-    page = service.audit_events(partner, after=5, limit=1)
-    assert ([r.seq for r in page.events], page.next) == ([6], None)  # exactly the last row: no next
+    page = service.audit_events(partner, after=6, limit=1)
+    assert ([r.seq for r in page.events], page.next) == ([7], None)  # exactly the last row: no next
     assert service.audit_events(partner, None, None, None) == service.audit_events(partner)
 
 
 def test_contact_filter(service, partner, history):
     a, b = history["a"], history["b"]
     page = service.audit_events(partner, a, limit=3)
-    assert ([r.seq for r in page.events], page.next) == ([1, 2, 5], 5)
-    page = service.audit_events(partner, a.upper(), after=5, limit=3)  # any case is the same contact
-    assert ([r.seq for r in page.events], page.next) == ([6], None)
+    assert ([r.seq for r in page.events], page.next) == ([1, 2, 3], 3)
+    page = service.audit_events(partner, a.upper(), after=3, limit=3)  # any case is the same contact
+    assert ([r.seq for r in page.events], page.next) == ([6, 7], None)
     only_b = service.audit_events(partner, contact_id=uuid.UUID(b)).events
-    assert [(r.seq, r.event, r.contact_id) for r in only_b] == [(3, "kyc.marked", b)]
-    assert only_b[0] == service.audit_events(partner).events[2]
+    assert [(r.seq, r.event, r.contact_id) for r in only_b] == [(4, "kyc.marked", b)]
+    assert only_b[0] == service.audit_events(partner).events[3]
     assert service.audit_events(partner, str(uuid.uuid4())).events == []
     # another partner's chain is its own
     other = service.create_partner("Other").partner_id
@@ -134,7 +135,7 @@ def test_limit_and_after_out_of_range(service, partner, history):
     for after in (-1, 2**63, True, 0.0, "1"):
         invalid(AFTER, lambda after=after: service.audit_events(partner, after=after))
     assert len(service.audit_events(partner, limit=1).events) == 1
-    assert len(service.audit_events(partner, limit=500).events) == 6
+    assert len(service.audit_events(partner, limit=500).events) == 7
 
 
 def test_bad_ids_and_unknown_partner(service, partner):
@@ -160,11 +161,11 @@ def test_bad_ids_and_unknown_partner(service, partner):
 def test_verify_audit(service, partner, history):
     quiet = service.create_partner("Quiet").partner_id
     [report] = service.verify_audit(partner)
-    assert (report.partner_id, report.rows, report.first_bad_seq) == (partner, 6, None)
-    assert repr(report) == f"ChainReport(partner_id='{partner}', rows=6, first_bad_seq=None)"
+    assert (report.partner_id, report.rows, report.first_bad_seq) == (partner, 7, None)
+    assert repr(report) == f"ChainReport(partner_id='{partner}', rows=7, first_bad_seq=None)"
     everyone = service.verify_audit()
     assert [(r.partner_id, r.rows, r.first_bad_seq) for r in everyone] == sorted(
-        [(partner, 6, None), (quiet, 0, None)]
+        [(partner, 7, None), (quiet, 0, None)]
     )
     assert service.verify_audit(uuid.UUID(partner)) == [report]
     assert service.verify_audit(None) == everyone
@@ -201,7 +202,7 @@ def test_rows_survive_reopening_a_file(tmp_path, contact):
     with rampart.Service(tmp_path / "a.db", clock=clock) as service:
         assert service.audit_events(p) == before
         assert_chain(service.audit_events(p).events)
-        assert [(r.rows, r.first_bad_seq) for r in service.verify_audit(p)] == [(2, None)]
+        assert [(r.rows, r.first_bad_seq) for r in service.verify_audit(p)] == [(3, None)]
 
 
 ENABLED = 'rampart_2fa_attempts_total{operation="enable",factor="token",result="accepted"} 1'

@@ -122,7 +122,7 @@ def test_token_not_unicode_does_not_verify(service, partner, contact, clock, tok
     raises(rampart.AuthenticationError, 401, "token_failed", "Google 2FA failed", lambda: service.enable_2fa(partner, contact, token))
     service.enable_2fa(partner, contact, code(setup.manual, clock.now))
     clock.advance(30)
-    assert service.verify_2fa(partner, contact, token) is False
+    assert service.verify_2fa(partner, contact, token).accepted is False
     raises(rampart.AuthenticationError, 401, "token_failed", "Google 2FA failed", lambda: service.disable_2fa(partner, contact, token))
     assert service.status_2fa(partner, contact) is True
 
@@ -339,7 +339,7 @@ def test_key_file_missing_with_enabled_contact_is_refused(tmp_path):
     key.chmod(0o600)
     with rampart.Service(db, clock=rampart.ManualClock(START + 30)) as service:
         assert service.status_2fa(partner, contact) is True
-        assert service.verify_2fa(partner, contact, code(manual, START + 30)) is True
+        assert service.verify_2fa(partner, contact, code(manual, START + 30)).accepted is True
 
 
 def test_key_file_with_an_id_twice_is_refused(tmp_path):

@@ -184,6 +184,42 @@ def test_purchase_rules(service, partner, clock):
     assert place(service, token).status == "completed"
 
 
+def test_recovery_in_the_session(service, partner, clock):
+    """SPEC section 8.3: the session shows the codes left; regenerate with an authenticator code;
+    a recovery code disables 2FA through the session (actor `contact`), the step becomes setup
+    when 2FA is required, and the purchase hold refuses orders with its own kind."""
+    token = signed_in(service, partner)
+    contact = service.contact_by_email(partner, EMAIL)
+    service.set_kyc_passed(partner, contact, True, operator="ops")
+    setup = service.create_2fa(partner, contact)
+    codes = service.enable_2fa(partner, contact, code(setup.manual, clock.now))
+    state = service.session_state(token)
+    assert (state.two_factor, state.recovery_codes_remaining, state.purchase_hold_until) == ("verify", 10, None)
+    clock.advance(30)
+    fresh = service.session_regenerate_recovery_codes(token, code(setup.manual, clock.now))
+    assert len(fresh) == 10 and not set(fresh) & set(codes)
+    raises(rampart.InvalidInputError, 400, "factor_conflict", "Give token or recoveryCode, not both",
+           service.session_verify_2fa, token, "123456", recovery_code=fresh[0])
+    raises(rampart.AuthenticationError, 401, "token_failed", "Google 2FA failed",
+           service.session_verify_2fa, token, recovery_code=codes[0])
+    state = service.session_verify_2fa(token, recovery_code=fresh[0])
+    assert (state.two_factor, state.may_purchase, state.recovery_codes_remaining) == ("setup", False, 0)
+    assert state.purchase_hold_until == clock.now + 86_400
+    assert all(c not in repr(state) for c in fresh)
+    assert service.audit_events(partner, contact).events[-1].actor == "contact"
+    assert service.status_2fa(partner, contact) is False
+    # set up again (the KYC rule, with a later step), then the hold still refuses the order
+    clock.advance(30)
+    setup = service.create_2fa(partner, contact)
+    service.enable_2fa(partner, contact, code(setup.manual, clock.now))
+    clock.advance(30)
+    service.session_verify_2fa(token, code(setup.manual, clock.now))
+    raises(rampart.ConflictError, 403, "purchase_hold",
+           "Purchases are on hold until 2023-11-15T22:13:50Z after a 2FA reset", place, service, token)
+    clock.advance(86_400)  # the hold has passed (and the idle session with it)
+    assert service.purchase_check(partner, contact).allowed is True
+
+
 def test_sessions_expire_and_sign_in_is_throttled(service, partner, clock):
     key = key_of(service, partner)
     idle, _ = service.open_session(key)

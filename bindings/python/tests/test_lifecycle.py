@@ -82,7 +82,8 @@ def test_enable_succeeds(service, partner, contact, clock, form):
     setup = service.create_2fa(partner, contact)
     c = code(setup.manual, clock.now)
     token = {"plain": c, "spaced": f"{c[:3]} {c[3:]}", "hyphen": f"{c[:3]}-{c[3:]}", "int": int(c), "padded": f" {c}\n"}[form]
-    assert service.enable_2fa(partner, contact, token) is None
+    codes = service.enable_2fa(partner, contact, token)
+    assert isinstance(codes, list) and len(codes) == 10
     assert service.status_2fa(partner, contact) is True
 
 
@@ -153,10 +154,10 @@ def test_status(service, partner, contact, clock):
 def test_verify_is_an_outcome(service, partner, contact, clock):
     manual = enabled(service, partner, contact, clock)
     c = code(manual, clock.now)
-    assert service.verify_2fa(partner, contact, "000000" if c != "000000" else "000001") is False
-    assert service.verify_2fa(partner, contact, "junk") is False
-    assert service.verify_2fa(partner, contact, c) is True
-    assert service.verify_2fa(partner, contact, c) is False  # replayed
+    assert service.verify_2fa(partner, contact, "000000" if c != "000000" else "000001").accepted is False
+    assert service.verify_2fa(partner, contact, "junk").accepted is False
+    assert service.verify_2fa(partner, contact, c).accepted is True
+    assert service.verify_2fa(partner, contact, c).accepted is False  # replayed
     with pytest.raises(rampart.AuthenticationError) as e:
         service.verify_2fa(partner, contact, None)
     check(e, 401, "token_missing", "Google 2FA requires the token to be passed in")
@@ -173,7 +174,7 @@ def test_throttle_and_lock(service, partner, contact, clock):
     right = code(manual, clock.now)
     wrong = "000000" if right != "000000" else "000001"
     for _ in range(5):
-        assert service.verify_2fa(partner, contact, wrong) is False
+        assert service.verify_2fa(partner, contact, wrong).accepted is False
     with pytest.raises(rampart.ThrottledError) as e:
         service.verify_2fa(partner, contact, right)  # refused unevaluated, even when right
     check(e, 429, "throttled", "Too many failed 2FA attempts, try again in 30 seconds")
@@ -181,7 +182,7 @@ def test_throttle_and_lock(service, partner, contact, clock):
     with pytest.raises(rampart.ThrottledError):
         service.disable_2fa(partner, contact, wrong)
     clock.advance(30)
-    assert service.verify_2fa(partner, contact, code(manual, clock.now)) is True  # success resets
+    assert service.verify_2fa(partner, contact, code(manual, clock.now)).accepted is True  # success resets
     service.reset_lock(partner, contact, operator="ops")
 
 
@@ -191,18 +192,19 @@ def test_lock_after_100_failures(partner, contact):
         p = service.create_partner("Acme").partner_id
         manual = enabled(service, p, contact, clock)
         for i in range(100):
-            assert service.verify_2fa(p, contact, "junk") is False
+            assert service.verify_2fa(p, contact, "junk").accepted is False
             clock.advance(3600)
         with pytest.raises(rampart.LockedError) as e:
             service.verify_2fa(p, contact, code(manual, clock.now))
         check(e, 423, "locked", "2FA is locked after too many failed attempts")
         service.reset_lock(p, contact, operator="ops")
-        assert service.verify_2fa(p, contact, code(manual, clock.now)) is True
+        assert service.verify_2fa(p, contact, code(manual, clock.now)).accepted is True
         # The partner's own create and enable, the lock at the 100th failure, the operator's reset.
         rows = service.audit_events(p).events
         assert [(r.actor, r.event, r.contact_id, r.details) for r in rows] == [
             ("partner", "2fa.created", contact, {}),
             ("partner", "2fa.enabled", contact, {}),
+            ("partner", "recovery_codes.issued", contact, {"reason": "enable"}),
             ("partner", "2fa.locked", contact, {"failures": 100}),
             ("operator:ops", "2fa.unlocked", contact, {"failures": 100}),
         ]
@@ -227,6 +229,7 @@ def test_rewrap_secrets_after_a_key_is_added(tmp_path, contact):
         assert [(r.actor, r.event, r.contact_id, r.details) for r in rows] == [
             ("partner", "2fa.created", contact, {}),
             ("partner", "2fa.enabled", contact, {}),
+            ("partner", "recovery_codes.issued", contact, {"reason": "enable"}),
             ("operator:ops", "keys.rewrapped", None, {"keyId": 9}),
         ]
         with pytest.raises(rampart.InvalidInputError) as e:
@@ -234,7 +237,7 @@ def test_rewrap_secrets_after_a_key_is_added(tmp_path, contact):
         check(e, 400, "invalid_input", "operator must name who acts, without control characters")
     key_file.write_text(f"9:{'ab' * 32}\n")  # the old key removed
     with rampart.Service(db, clock=clock) as service:
-        assert service.verify_2fa(p, contact, code(manual, clock.now)) is True
+        assert service.verify_2fa(p, contact, code(manual, clock.now)).accepted is True
 
 
 def test_contact_scoped_to_partner(service, partner, contact, clock):

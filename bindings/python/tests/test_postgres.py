@@ -86,12 +86,12 @@ def test_two_services_share_one_database(url):
         assert b.status_2fa(partner, contact) is True
         clock.advance(30)
         now_code = code(setup.manual, clock.now)
-        assert a.verify_2fa(partner, contact, now_code) is True
+        assert a.verify_2fa(partner, contact, now_code).accepted is True
         # The code is used up everywhere: replayed through either service, it is refused.
-        assert b.verify_2fa(partner, contact, now_code) is False
-        assert a.verify_2fa(partner, contact, now_code) is False
+        assert b.verify_2fa(partner, contact, now_code).accepted is False
+        assert a.verify_2fa(partner, contact, now_code).accepted is False
         clock.advance(30)
-        assert b.verify_2fa(partner, contact, code(setup.manual, clock.now)) is True
+        assert b.verify_2fa(partner, contact, code(setup.manual, clock.now)).accepted is True
         assert a.status_2fa(partner, contact) is True
 
         # Keys rotated through one service are the keys the other accepts.
@@ -106,10 +106,11 @@ def test_two_services_share_one_database(url):
         assert [(r.actor, r.event) for r in a.audit_events(partner).events] == [
             ("partner", "2fa.created"),
             ("partner", "2fa.enabled"),
+            ("partner", "recovery_codes.issued"),
             ("operator:ops@example.com", "partner.keys_rotated"),
         ]
         assert b.verify_audit(partner) == a.verify_audit(partner)
-        assert [(r.rows, r.first_bad_seq) for r in b.verify_audit(partner)] == [(3, None)]
+        assert [(r.rows, r.first_bad_seq) for r in b.verify_audit(partner)] == [(4, None)]
 
     # A service opened later sees all of it; disabling through it is seen by a fresh one.
     clock.advance(30)
@@ -118,6 +119,27 @@ def test_two_services_share_one_database(url):
         c.disable_2fa(partner, contact, code(setup.manual, clock.now))
     with rampart.Service(url, master_key=KEY, clock=clock) as d:
         assert d.status_2fa(partner, contact) is False
+
+
+def test_recovery_codes_are_shared_and_used_once(url):
+    """A recovery code used through one service is used for the other; of 8 concurrent uses of
+    one code across two services exactly one is accepted (SPEC section 8.1)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    clock = rampart.ManualClock(START)
+    with rampart.Service(url, master_key=KEY, clock=clock) as a, rampart.Service(url, master_key=KEY, clock=clock) as b:
+        partner = a.create_partner("Acme").partner_id
+        contact = str(uuid.uuid4())
+        setup = a.create_2fa(partner, contact)
+        codes = b.enable_2fa(partner, contact, code(setup.manual, clock.now))
+        assert a.verify_2fa(partner, contact, recovery_code=codes[0]).recovery_codes_remaining == 9
+        assert not b.verify_2fa(partner, contact, recovery_code=codes[0])
+        with ThreadPoolExecutor(8) as pool:
+            results = list(pool.map(lambda i: (a, b)[i % 2].verify_2fa(partner, contact, recovery_code=codes[1]), range(8)))
+        assert [bool(r) for r in results].count(True) == 1
+        assert b.recovery_codes_remaining(partner, contact) == 8
+        b.disable_2fa(partner, contact, recovery_code=codes[2])
+        assert a.contact_state(partner, contact).purchase_hold_until == START + 86_400
 
 
 def test_another_master_key_is_refused(url):

@@ -45,7 +45,7 @@ def test_same_code_concurrently_accepted_once(tmp_path):
 
         def submit(_: int) -> bool:
             barrier.wait()
-            return service.verify_2fa(partner, contact, code)
+            return service.verify_2fa(partner, contact, code).accepted
 
         with ThreadPoolExecutor(THREADS) as pool:
             results = list(pool.map(submit, range(THREADS)))

@@ -5,8 +5,10 @@
     with rampart.Service("rampart.db") as service:
         partner = service.create_partner("Acme").partner_id
         setup = service.create_2fa(partner, contact_id)   # show setup.qr_code
-        service.enable_2fa(partner, contact_id, "123 456")
+        codes = service.enable_2fa(partner, contact_id, "123 456")  # show the 10 codes once
         assert service.status_2fa(partner, contact_id)
+        if service.verify_2fa(partner, contact_id, recovery_code=codes[0]):  # a lost phone
+            ...
 """
 
 from ._errors import (
@@ -30,6 +32,7 @@ from ._rampart import (
     AuditRow,
     Authenticated,
     ChainReport,
+    ContactState,
     CspDirectives,
     Enrolment,
     Issue,
@@ -40,6 +43,7 @@ from ._rampart import (
     ParsedUrl,
     Partner,
     PartnerCredentials,
+    PurchaseCheck,
     RewrapReport,
     Service,
     SessionState,
@@ -47,6 +51,7 @@ from ._rampart import (
     TwoFactorSetup,
     ValidatedOptions,
     Validation,
+    Verification,
     WidgetConfig,
     __version__,
     build_url,
@@ -80,6 +85,7 @@ __all__ = [
     "ChainReport",
     "ConfigError",
     "ConflictError",
+    "ContactState",
     "CspDirectives",
     "Enrolment",
     "ForbiddenError",
@@ -94,6 +100,7 @@ __all__ = [
     "ParsedUrl",
     "Partner",
     "PartnerCredentials",
+    "PurchaseCheck",
     "RampartError",
     "RewrapReport",
     "Service",
@@ -106,6 +113,7 @@ __all__ = [
     "UnavailableError",
     "ValidatedOptions",
     "Validation",
+    "Verification",
     "WidgetConfig",
     "WidgetError",
     "__version__",

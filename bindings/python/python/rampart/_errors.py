@@ -35,7 +35,8 @@ class RampartError(Exception):
 
 
 class InvalidInputError(RampartError):
-    """400 (and 413): an argument breaks a rule; the message names it."""
+    """400 (and 413): an argument breaks a rule; the message names it. ``factor_conflict``: both
+    a token and a recovery code were given ("Give token or recoveryCode, not both")."""
 
 
 class AuthenticationError(RampartError):
@@ -46,7 +47,8 @@ class AuthenticationError(RampartError):
 
 class ConflictError(RampartError):
     """403/409: the contact's 2FA state does not allow the call (``two_factor_required``: pass
-    the 2FA step before buying)."""
+    the 2FA step before buying; ``purchase_hold``: purchases are on hold after a 2FA recovery or
+    reset, the message says until when)."""
 
 
 class ForbiddenError(RampartError):

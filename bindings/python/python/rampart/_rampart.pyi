@@ -9,6 +9,9 @@ _ContactId = Union[str, UUID, None]
 # str is parsed by the token grammar, int 0..=999999 is zero-padded, None is "missing";
 # anything else is answered as a wrong code.
 _TokenInput = Union[str, int, None, object]
+# A recovery code as typed (case, spaces and hyphens do not matter); None or blank is "not
+# given"; anything but a str is answered as a wrong code.
+_RecoveryCodeInput = Union[str, None, object]
 _SecretInput = Union[str, bytes]
 # Unix times and durations: an int, or a float (time.time()) rounded down; never negative.
 _Seconds = float
@@ -21,6 +24,7 @@ __all__ = [
     "AuditRow",
     "Authenticated",
     "ChainReport",
+    "ContactState",
     "CspDirectives",
     "Enrolment",
     "Issue",
@@ -31,6 +35,7 @@ __all__ = [
     "ParsedUrl",
     "Partner",
     "PartnerCredentials",
+    "PurchaseCheck",
     "RewrapReport",
     "Service",
     "SessionState",
@@ -38,6 +43,7 @@ __all__ = [
     "TwoFactorSetup",
     "ValidatedOptions",
     "Validation",
+    "Verification",
     "WidgetConfig",
     "__version__",
     "build_url",
@@ -169,6 +175,47 @@ class RewrapReport:
     @property
     def unopenable(self) -> int: ...
 
+# Truthy only when accepted: `if service.verify_2fa(...)` reads as a bool does.
+@final
+class Verification:
+    @property
+    def accepted(self) -> bool: ...
+    # None when rejected.
+    @property
+    def method(self) -> Optional[Literal["token", "recovery_code"]]: ...
+    @property
+    def recovery_codes_remaining(self) -> Optional[int]: ...
+    def __bool__(self) -> bool: ...
+
+@final
+class ContactState:
+    @property
+    def enabled(self) -> bool: ...
+    @property
+    def locked(self) -> bool: ...
+    @property
+    def failures(self) -> int: ...
+    @property
+    def recovery_failures(self) -> int: ...
+    @property
+    def recovery_codes_remaining(self) -> int: ...
+    @property
+    def kyc_passed(self) -> bool: ...
+    # A Unix time; None when there is no hold or it has passed.
+    @property
+    def purchase_hold_until(self) -> Optional[int]: ...
+
+# Truthy only when the contact may purchase; `reason` is the error kind an order would raise.
+@final
+class PurchaseCheck:
+    @property
+    def allowed(self) -> bool: ...
+    @property
+    def reason(self) -> Optional[Literal["two_factor_required", "purchase_hold"]]: ...
+    @property
+    def until(self) -> Optional[int]: ...
+    def __bool__(self) -> bool: ...
+
 @final
 class Order:
     @property
@@ -221,6 +268,10 @@ class SessionState:
     def two_factor(self) -> Optional[Literal["none", "setup", "verify", "passed"]]: ...
     @property
     def may_purchase(self) -> bool: ...
+    @property
+    def purchase_hold_until(self) -> Optional[int]: ...
+    @property
+    def recovery_codes_remaining(self) -> int: ...
 
 @final
 class SignInCode:
@@ -246,6 +297,7 @@ class Service:
         master_key_id: int = 1,
         jwt_secret: Optional[bytes] = None,
         clock: Optional[ManualClock] = None,
+        purchase_hold_secs: int = 86400,
     ) -> Service: ...
     # The SQLite file; None in memory and for PostgreSQL.
     @property
@@ -278,12 +330,35 @@ class Service:
     def create_2fa(
         self, partner_id: _Id, contact_id: _ContactId, issuer: Optional[str] = None, *, label: Optional[str] = None
     ) -> TwoFactorSetup: ...
-    def enable_2fa(self, partner_id: _Id, contact_id: _ContactId, token: _TokenInput) -> None: ...
-    def disable_2fa(self, partner_id: _Id, contact_id: _ContactId, token: _TokenInput) -> None: ...
+    # The 10 recovery codes, to show once.
+    def enable_2fa(self, partner_id: _Id, contact_id: _ContactId, token: _TokenInput) -> list[str]: ...
+    def regenerate_recovery_codes(self, partner_id: _Id, contact_id: _ContactId, token: _TokenInput) -> list[str]: ...
+    # Give `token` or `recovery_code`; both raise InvalidInputError "factor_conflict".
+    def disable_2fa(
+        self,
+        partner_id: _Id,
+        contact_id: _ContactId,
+        token: _TokenInput = None,
+        *,
+        recovery_code: _RecoveryCodeInput = None,
+    ) -> None: ...
     def status_2fa(self, partner_id: _Id, contact_id: _ContactId) -> bool: ...
-    def verify_2fa(self, partner_id: _Id, contact_id: _ContactId, token: _TokenInput) -> bool: ...
+    def recovery_codes_remaining(self, partner_id: _Id, contact_id: _ContactId) -> int: ...
+    def verify_2fa(
+        self,
+        partner_id: _Id,
+        contact_id: _ContactId,
+        token: _TokenInput = None,
+        *,
+        recovery_code: _RecoveryCodeInput = None,
+    ) -> Verification: ...
     def set_kyc_passed(self, partner_id: _Id, contact_id: _ContactId, passed: bool, *, operator: str) -> None: ...
     def reset_lock(self, partner_id: _Id, contact_id: _ContactId, *, operator: str) -> None: ...
+    def reset_2fa(
+        self, partner_id: _Id, contact_id: _ContactId, *, operator: str, reason: str, approved_by: Optional[str] = None
+    ) -> ContactState: ...
+    def contact_state(self, partner_id: _Id, contact_id: _ContactId) -> ContactState: ...
+    def purchase_check(self, partner_id: _Id, contact_id: _ContactId) -> PurchaseCheck: ...
     def is_2fa_required(self, partner_id: _Id, contact_id: _ContactId) -> bool: ...
     def may_purchase(self, partner_id: _Id, contact_id: _ContactId) -> bool: ...
     def contacts_requiring_2fa(self, partner_id: _Id) -> list[str]: ...
@@ -293,7 +368,10 @@ class Service:
     def close_session(self, session_token: str) -> None: ...
     def request_sign_in_code(self, session_token: str, email: str) -> SignInCode: ...
     def sign_in(self, session_token: str, email: str, code: str) -> SessionState: ...
-    def session_verify_2fa(self, session_token: str, token: _TokenInput) -> SessionState: ...
+    def session_verify_2fa(
+        self, session_token: str, token: _TokenInput = None, *, recovery_code: _RecoveryCodeInput = None
+    ) -> SessionState: ...
+    def session_regenerate_recovery_codes(self, session_token: str, token: _TokenInput) -> list[str]: ...
     def place_order(
         self,
         session_token: str,
