@@ -6,7 +6,8 @@
 #   - C: unpack to a fresh prefix, build examples/c and examples/cpp with pkg-config against it
 #     (the relocatable rampart.pc), check the SONAME, run both under valgrind;
 #   - server: unpack, start it on a fresh SQLite file, `partner create`, the README's curl
-#     walkthrough (create2fa, enable2fa with a real code, status, verify, disable2fa), SIGTERM;
+#     walkthrough (create2fa, enable2fa with a real code, status, verify by code and by recovery
+#     code, disable2fa), SIGTERM;
 #   - Python wheel: a fresh venv installs it; the FastAPI example's tests over HTTP with pyotp
 #     codes, mypy --strict on it, the standard-library example's self-test, a pyotp lifecycle;
 #   - Node tarball: a fresh directory npm-installs it (no compiler); the Express example's
@@ -140,11 +141,17 @@ print("%06d" % ((struct.unpack(">I", mac[offset:offset + 4])[0] & 0x7FFFFFFF) % 
 PY
 }
 manual=$(curl -s -H "$H" "$url/v1/auth/create2fa?contactId=$C" | python3 -c 'import json,sys; print(json.load(sys.stdin)["details"]["manual"])')
-expect '{"message":"Successfully enabled 2fa!","code":200}' \
-  "$(curl -s -H "$H" -d "{\"contactId\":\"$C\",\"token\":\"$(code "$manual" -1)\"}" "$url/v1/auth/enable2fa")" enable2fa
-expect '{"message":"2FA is true.","code":200,"status":true}' "$(curl -s -H "$H" "$url/v1/auth/2fa?contactId=$C")" status
-expect '{"message":"2FA token is valid.","code":200}' \
+enabled=$(curl -s -H "$H" -d "{\"contactId\":\"$C\",\"token\":\"$(code "$manual" -1)\"}" "$url/v1/auth/enable2fa")
+expect 'Successfully enabled 2fa! 200 10' "$(python3 -c 'import json,sys; b = json.load(sys.stdin)
+print(b["message"], b["code"], len(b["details"]["recoveryCodes"]))' <<<"$enabled")" enable2fa
+recovery=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["details"]["recoveryCodes"][0])' <<<"$enabled")
+expect '{"message":"2FA is true.","code":200,"status":true,"recoveryCodesRemaining":10}' \
+  "$(curl -s -H "$H" "$url/v1/auth/2fa?contactId=$C")" status
+expect '{"message":"2FA token is valid.","code":200,"method":"token","recoveryCodesRemaining":10}' \
   "$(curl -s -H "$H" -d "{\"contactId\":\"$C\",\"token\":\"$(code "$manual")\"}" "$url/v1/auth/verify2fa")" verify2fa
+expect '{"message":"2FA token is valid.","code":200,"method":"recoveryCode","recoveryCodesRemaining":9}' \
+  "$(curl -s -H "$H" -d "{\"contactId\":\"$C\",\"recoveryCode\":\"$recovery\"}" "$url/v1/auth/verify2fa")" \
+  "verify2fa by recovery code"
 expect '{"message":"Successfully disbaled 2fa!","code":200}' \
   "$(curl -s -H "$H" -d "{\"contactId\":\"$C\",\"token\":\"$(code "$manual" 1)\"}" "$url/v1/auth/disable2fa")" disable2fa
 kill -TERM "$server"
