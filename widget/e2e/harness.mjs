@@ -263,8 +263,9 @@ export function isLocal(url) {
  * (`requests`), page errors from any frame's main script (`errors`), dialogs (`dialogs`: one
  * fails the test) and console messages.
  */
-export async function openPage(browser, { viewport = { width: 900, height: 800 }, https = false } = {}) {
-  const context = await browser.newContext({ viewport, ignoreHTTPSErrors: https, serviceWorkers: "block" });
+export async function openPage(browser, { viewport = { width: 900, height: 800 }, https = false, locale, timezoneId } = {}) {
+  const zone = { ...(locale ? { locale } : {}), ...(timezoneId ? { timezoneId } : {}) };
+  const context = await browser.newContext({ viewport, ignoreHTTPSErrors: https, serviceWorkers: "block", ...zone });
   context.setDefaultTimeout(WAIT);
   const page = await context.newPage();
   const seen = { requests: [], errors: [], dialogs: [], console: [] };
@@ -306,11 +307,12 @@ export function holdChecksUntilReady(p) {
 /**
  * A fresh page on `site`'s partner page (loading `server`'s loader) with the widget rendered into
  * `#buy` with `options`, its option checks held until `ready` (`holdChecksUntilReady`).
- * `before(p)` runs on the page first (to start recording it). Closes the page if a step fails.
+ * `before(p)` runs on the page first (to start recording it); `locale` and `timezoneId` are the
+ * browser's (Playwright's context options). Closes the page if a step fails.
  * Returns `{ p, frame, element, handle }`.
  */
-export async function openWidget(browser, site, server, options, { viewport = { width: 480, height: 760 }, https = false, before } = {}) {
-  const p = await openPage(browser, { viewport, https });
+export async function openWidget(browser, site, server, options, { viewport = { width: 480, height: 760 }, https = false, before, locale, timezoneId } = {}) {
+  const p = await openPage(browser, { viewport, https, locale, timezoneId });
   try {
     if (before) before(p);
     await holdChecksUntilReady(p);
@@ -385,6 +387,31 @@ export async function signIn(frame, email) {
   await frame.getByRole("button", { name: "Sign in" }).click();
   await frame.locator("main h1").filter({ hasNotText: /^Sign in$/ }).waitFor({ state: "visible" });
   return code;
+}
+
+/** The recovery codes screen's list (SPEC 8.1: 10 codes, six groups of four Crockford base32
+ * symbols). */
+export const RECOVERY_CODE = /^[0-9A-HJKMNP-TV-Z]{4}(-[0-9A-HJKMNP-TV-Z]{4}){5}$/;
+
+/**
+ * On the "Save your recovery codes" screen (after turning 2FA on, or new codes): reads the 10
+ * codes shown, ticks "I saved my recovery codes" and continues; resolves when the screen is gone.
+ * Returns the codes.
+ */
+export async function saveRecoveryCodes(frame) {
+  const codes = await recoveryCodesShown(frame);
+  await frame.getByLabel("I saved my recovery codes").check();
+  await frame.getByRole("button", { name: "Continue", exact: true }).click();
+  await frame.locator("main h1").filter({ hasNotText: /^Save your recovery codes$/ }).waitFor({ state: "visible" });
+  return codes;
+}
+
+/** The codes on the "Save your recovery codes" screen, once it shows (checked: 10, well formed). */
+export async function recoveryCodesShown(frame) {
+  await heading(frame, "Save your recovery codes");
+  const codes = await frame.locator("#recovery-codes li code").allTextContents();
+  if (codes.length !== 10 || !codes.every((c) => RECOVERY_CODE.test(c))) throw new Error(`the codes screen shows ${JSON.stringify(codes)}`);
+  return codes;
 }
 
 /**

@@ -2,7 +2,8 @@
 // partner page of another origin, a person signing in with the sandbox banner's code, the 2FA
 // step (setup with the QR code decoded by jsQR, verify, replay, throttle, the lock after 100
 // failures on a server whose clock a test hook moves) with codes from
-// otplib (an authenticator independent of the server), buying, the order read back with the
+// otplib (an authenticator independent of the server), the recovery codes shown after setup,
+// buying, the order read back with the
 // partner's secret key, the confirmation's partner button navigating the top page, sign-in codes
 // and sessions that expire (servers started with the hidden test hooks), production's
 // "purchases are unavailable", and no secret in any URL, message, log or storage.
@@ -30,6 +31,7 @@ import {
   registerOrigins,
   requestSignInCode,
   sandboxSuite,
+  saveRecoveryCodes,
   signIn,
   startPartnerSite,
   startServer,
@@ -195,7 +197,7 @@ async function answered(frame, id, primary, act) {
  * (`secrets.add`). `finish` adds the partner page's messages and every frame's storage.
  */
 function recorder(p, label) {
-  const run = { label, urls: p.seen.requests, tokens: [], codes: [], keys: [], qr: [], emails: [], messages: null, storage: null, cookies: null };
+  const run = { label, urls: p.seen.requests, tokens: [], codes: [], keys: [], qr: [], recovery: [], emails: [], messages: null, storage: null, cookies: null };
   const pending = [];
   p.context.on("response", (response) => {
     const request = response.request();
@@ -364,7 +366,7 @@ describe("purchases in Chromium (sandbox server)", () => {
     }
   });
 
-  test("3. KYC passed without 2FA: the setup (QR decoded, equal to the key) before any Buy, even going back; its code turns 2FA on, then Buy", T, async () => {
+  test("3. KYC passed without 2FA: the setup (QR decoded, equal to the key) before any Buy, even going back; its code turns 2FA on, the recovery codes, then Buy", T, async () => {
     const email = "kyc.setup+1@example.com";
     // Token and amount given, the address asked: the setup screen has a way back to it.
     const { p, frame, run } = await open({ tokens: "btc", amount: "25" }, { record: "setup" });
@@ -384,11 +386,12 @@ describe("purchases in Chromium (sandbox server)", () => {
       run.qr.push(first.qr);
       assert.equal(await frame.locator("main p").first().textContent(), "2FA is required before you can buy.");
       assert.equal(await buyButtons(frame), 0);
-      // Back to the address and on again: the setup again (a new QR code and key), not the review.
+      // Back to the review (no Buy: it leads to the setup again, with a new QR code and key).
       await frame.getByRole("button", { name: "Back" }).click();
-      await heading(frame, "Where should we send your Bitcoin?");
+      await heading(frame, "Your purchase");
       assert.equal(await frame.locator("img.qr, code#setup-key").count(), 0, "the QR code and key left with their screen");
-      await frame.getByRole("button", { name: "Continue" }).click();
+      assert.equal(await buyButtons(frame), 0);
+      await frame.getByRole("button", { name: "Set up 2FA", exact: true }).click();
       const { qr, manual } = await setupShown(frame);
       run.keys.push(manual);
       run.qr.push(qr);
@@ -419,12 +422,14 @@ describe("purchases in Chromium (sandbox server)", () => {
       const good = totpCode(secret);
       run.codes.push(good);
       await submitTotp(frame, "setup", good);
+      // The recovery codes, shown once, before the review.
+      run.recovery.push(...(await saveRecoveryCodes(frame)));
       await heading(frame, "Your purchase");
       assert.equal(await buyButtons(frame), 1);
       assert.deepEqual(await buyLog(frame), [false, true], "Buy now only once 2FA is on");
       assert.equal(await frame.getByRole("button", { name: KYC_BUTTON }).count(), 0, "KYC passed: no KYC control");
       const { contactId } = await api(server, "GET", `/v1/widget/contacts?email=${encodeURIComponent(email)}`, partner.secretKey);
-      assert.deepEqual(await api(server, "GET", `/v1/auth/2fa?contactId=${contactId}`, partner.secretKey), { message: "2FA is true.", code: 200, status: true });
+      assert.deepEqual(await api(server, "GET", `/v1/auth/2fa?contactId=${contactId}`, partner.secretKey), { message: "2FA is true.", code: 200, status: true, recoveryCodesRemaining: 10 });
       // The QR code and key are gone from the page with the setup screen.
       assert.equal(await frame.locator("img.qr, code#setup-key").count(), 0);
 
@@ -433,7 +438,7 @@ describe("purchases in Chromium (sandbox server)", () => {
       const orderId = await frame.locator("code#order-id").textContent();
       assert.equal((await api(server, "GET", `/v1/widget/orders/${orderId}`, partner.secretKey)).order.status, "completed");
       await waitForEvents(p.page, () => partner.events.some((e) => e.type === "screen" && e.payload.name === "confirmation"));
-      assert.deepEqual(await screenNames(p.page), ["home", "address", "signin", "review", "setup", "address", "setup", "review", "confirmation"]);
+      assert.deepEqual(await screenNames(p.page), ["home", "address", "signin", "review", "setup", "review", "setup", "review", "confirmation"]);
       await run.finish();
       runs.push(run);
       p.assertClean(assert);
@@ -475,6 +480,7 @@ describe("purchases in Chromium (sandbox server)", () => {
         await frame.getByRole("button", { name: KYC_BUTTON }).click();
         ({ manual } = await setupShown(frame));
         await submitTotp(frame, "setup", totpCode(manual));
+        await saveRecoveryCodes(frame);
         await heading(frame, "Your purchase");
         p.assertClean(assert);
       } finally {
@@ -620,6 +626,7 @@ describe("purchases in Chromium (sandbox server)", () => {
     for (const run of runs) {
       assert.ok(run.tokens.length >= 1 && run.tokens.every((t) => /^ws_[A-Za-z0-9_-]{43}$/.test(t)), `${run.label}: tokens captured ${run.tokens}`);
       assert.ok(run.codes.length >= 1);
+      if (run.label === "setup") assert.equal(run.recovery.length, 10, "the recovery codes were recorded");
       assert.ok(run.urls.some((u) => u.endsWith("/v1/widget/session/signin")), `${run.label}: the requests were recorded`);
       assert.ok(run.messages.includes("order.completed"), `${run.label}: the messages were recorded`);
       const urls = run.urls.join("\n");
@@ -629,6 +636,7 @@ describe("purchases in Chromium (sandbox server)", () => {
         ...run.keys.map((s) => ["2FA key", s]),
         ...run.qr.map((s) => ["QR data URI", s]),
         ...run.qr.map((s) => ["QR data", s.slice(s.indexOf(",") + 1, s.indexOf(",") + 65)]),
+        ...run.recovery.flatMap((s) => [["recovery code", s], ["recovery code", s.replace(/-/g, "")]]),
       ];
       for (const [what, secret] of secrets) {
         assert.ok(!contains(urls, secret), `${run.label}: a ${what} in a request URL`);

@@ -15,6 +15,7 @@ import {
   maybeScreenshot,
   openPage,
   openWidget,
+  recoveryCodesShown,
   render,
   sandboxSuite,
   seriousViolations,
@@ -216,6 +217,17 @@ describe("widget screens in Chromium (sandbox server)", () => {
       await p.page.keyboard.type(totpCode(manual));
       await p.page.keyboard.press("Enter");
 
+      // The recovery codes, shown once: Continue waits for "I saved my recovery codes".
+      await recoveryCodesShown(frame);
+      await check("recovery-codes");
+      assert.equal(await focused(frame), "h1:Save your recovery codes", "focus moves to the new screen's heading");
+      await tabTo(p.page, frame, "input#codes-saved", 20);
+      await p.page.keyboard.press("Space");
+      assert.equal(await frame.locator("#codes-saved").isChecked(), true);
+      await tabTo(p.page, frame, "button.primary", 20);
+      assert.equal(await focused(frame), "button:Continue");
+      await p.page.keyboard.press("Enter");
+
       await heading(frame, "Your purchase");
       await tabTo(p.page, frame, "button.primary", 20);
       assert.equal(await focused(frame), "button:Buy now");
@@ -230,7 +242,7 @@ describe("widget screens in Chromium (sandbox server)", () => {
         .filter((e) => e.type === "screen")
         .map((e) => e.payload.name);
       assert.deepEqual(screens, ["home", "coin", "amount", "address", "signin", "review", "setup", "review", "confirmation"]);
-      assert.deepEqual(reached, ["home", "coin", "amount", "amount-error", "address", "signin", "signin-code", "summary", "setup", "confirmation"]);
+      assert.deepEqual(reached, ["home", "coin", "amount", "amount-error", "address", "signin", "signin-code", "summary", "setup", "recovery-codes", "confirmation"]);
       p.assertClean(assert);
     } finally {
       await p.close();
@@ -375,6 +387,10 @@ describe("widget screens in Chromium (sandbox server)", () => {
       await narrow("setup");
       await frame.locator("#setup-code").fill(totpCode(await manualKey(frame)));
       await frame.getByRole("button", { name: "Turn on 2FA" }).click();
+      await recoveryCodesShown(frame);
+      await narrow("recovery-codes");
+      await frame.getByLabel("I saved my recovery codes").check();
+      await frame.getByRole("button", { name: "Continue", exact: true }).click();
       await heading(frame, "Your purchase");
       await frame.getByRole("button", { name: "Buy now" }).click();
       await heading(frame, "Purchase complete");

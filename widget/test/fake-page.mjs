@@ -128,6 +128,11 @@ export class Element extends Target {
   focus() {
     this.ownerDocument.activeElement = this;
   }
+  /** A click; on a link with `download`, the download is recorded (`document.downloads`). */
+  click() {
+    this.dispatch("click");
+    if (this.tagName === "A" && this.hasAttribute("download")) this.ownerDocument.downloads.push({ href: this.getAttribute("href"), name: this.getAttribute("download"), attached: this.ownerDocument.contains(this) });
+  }
   select() {
     this.ownerDocument.selected = this;
   }
@@ -154,6 +159,7 @@ export class Document extends Target {
     this.documentElement.appendChild(this.body);
     this.activeElement = this.body;
     this.title = "";
+    this.downloads = [];
     const app = this.createElement("div");
     app.setAttribute("id", "app");
     this.body.appendChild(app);
@@ -205,8 +211,10 @@ export function answer(status, body, headers = {}) {
  * - `server(request)`: answers each fetch ({method, url, body, init}); return an answer(), or
  *   throw for a network failure.
  * - `timers`: the page's setTimeout calls, run by `timers.run()`.
+ * - `files`: gives the page `Blob` and `URL.createObjectURL` (the download of a text file):
+ *   `blobs` maps each object URL made to its text, `revoked` lists those let go.
  */
-export function page({ source, url, parent = "loader", server, clipboard }) {
+export function page({ source, url, parent = "loader", server, clipboard, files = false }) {
   const document = new Document();
   const location = new URL(url);
   const requests = [];
@@ -233,6 +241,26 @@ export function page({ source, url, parent = "loader", server, clipboard }) {
       return server(request);
     },
   });
+  const blobs = new Map();
+  const revoked = [];
+  if (files) {
+    window.Blob = class Blob {
+      constructor(parts, options = {}) {
+        this.text = parts.join("");
+        this.type = options.type;
+      }
+    };
+    window.URL = class URL {
+      static createObjectURL(blob) {
+        const made = "blob:" + location.origin + "/" + (blobs.size + 1);
+        blobs.set(made, { text: blob.text, type: blob.type });
+        return made;
+      }
+      static revokeObjectURL(made) {
+        revoked.push(made);
+      }
+    };
+  }
   window.window = window;
   const context = vm.createContext(window);
   vm.runInContext(source, context, { filename: "page.js" });
@@ -243,7 +271,7 @@ export function page({ source, url, parent = "loader", server, clipboard }) {
       origin,
       data: data ?? { source: "rampart-widget", version: 1, type: "hello", instanceId, seq, payload: {} },
     });
-  return { window, document, parent: parentWindow, requests, hello, context, timers };
+  return { window, document, parent: parentWindow, requests, hello, context, timers, blobs, revoked };
 }
 
 /** Lets every pending promise (fetch answers) settle. */

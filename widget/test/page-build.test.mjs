@@ -51,7 +51,7 @@ test("page.js and page.css request nothing else: no URL, import, font or image",
   const fetches = [...script.matchAll(/"\.\.\/v1\/widget\/[a-z]+[^"]*"/g)].map((m) => m[0]);
   assert.deepEqual([...new Set(fetches)].sort(), ['"../v1/widget/check?target=url"', '"../v1/widget/config?publicKey="', '"../v1/widget/session"']);
   // The session's routes, relative to "../v1/widget/session".
-  for (const path of ["/email", "/signin", "/2fa/verify", "/2fa/create", "/2fa/enable", "/kyc", "/orders"]) assert.ok(script.includes(`"${path}"`), path);
+  for (const path of ["/email", "/signin", "/2fa/verify", "/2fa/create", "/2fa/enable", "/2fa/recoveryCodes", "/kyc", "/orders"]) assert.ok(script.includes(`"${path}"`), path);
   const style = css.toString("utf8");
   assert.doesNotMatch(style, /@import|@font-face|url\(/i);
 });

@@ -12,6 +12,7 @@ const { originAllowed } = await importSource("page/origin");
 const { parseQuery, decodeComponent } = await importSource("page/query");
 const { Messenger, readHello } = await importSource("page/messenger");
 const flow = await importSource("page/flow");
+const { holdTimes } = await importSource("page/checkout");
 const { buildUrl } = await importSource("url");
 
 describe("origin rule: the core's origin_allowed", () => {
@@ -356,13 +357,59 @@ describe("checkout steps from the session's state", () => {
     }
   });
 
-  test("the last part leads to the checkout's step; back from it goes to the last part", () => {
+  test("the last part leads to the checkout's step; back from the sign-in goes to the last part, from a 2FA screen to the review", () => {
     assert.equal(flow.nextStep(plan, sel, "address", { purchases: true, session: null }), "signin");
     assert.equal(flow.nextStep(plan, sel, "address", { purchases: true, session: state({ twoFactor: "verify" }) }), "twofactor");
     assert.equal(flow.nextStep(plan, sel, "address", { purchases: true, session: state() }), "review");
     assert.equal(flow.nextStep(plan, sel, "home", { purchases: true, session: state() }), "coin", "earlier parts are not skipped");
-    for (const step of ["signin", "twofactor", "setup", "review"]) assert.equal(flow.previousStep(plan, sel, step), "address", step);
+    for (const step of ["signin", "review"]) assert.equal(flow.previousStep(plan, sel, step), "address", step);
+    // The 2FA screens go back to the review (which leads to them again), a recovery code to the
+    // authenticator code; the codes shown once and the confirmation have no way back.
+    for (const step of ["twofactor", "setup", "newcodes"]) assert.equal(flow.previousStep(plan, sel, step), "review", step);
+    assert.equal(flow.previousStep(plan, sel, "recover"), "twofactor");
+    assert.equal(flow.previousStep(plan, sel, "codes"), null);
     assert.equal(flow.previousStep(plan, sel, "confirmation"), null);
+    const one = flow.makePlan({ publicKey: "pk_sandbox_x" }, config, { valid: true, errors: [], warnings: [], mode: { kind: "oneScreenCheckout" }, options: null });
+    assert.equal(flow.previousStep(one, sel, "setup"), "review", "also in a one-screen checkout");
+  });
+
+  test("the hold's end: local time with its zone, and UTC unless the local time is UTC", () => {
+    const zone = process.env.TZ;
+    try {
+      const until = new Date("2026-11-27T18:00:00Z");
+      process.env.TZ = "Europe/Berlin";
+      const berlin = holdTimes(until);
+      assert.match(berlin.local, /2026/);
+      assert.match(berlin.local, /(7:00|19:00)/, "19:00 in Berlin");
+      assert.doesNotMatch(berlin.local, /UTC$/);
+      assert.equal(berlin.utc, "2026-11-27 18:00 UTC");
+      process.env.TZ = "UTC";
+      const utc = holdTimes(until);
+      assert.match(utc.local, /(6:00|18:00).*UTC$/);
+      assert.equal(utc.utc, null, "said once");
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
+
+  test("the purchase hold and the recovery codes left, from the session", () => {
+    assert.equal(flow.holdUntil(null), null);
+    assert.equal(flow.holdUntil(state()), null, "an older server says nothing");
+    assert.equal(flow.holdUntil(state({ purchaseHoldUntil: null })), null);
+    assert.equal(flow.holdUntil(state({ purchaseHoldUntil: "not a time" })), null);
+    assert.equal(flow.holdUntil(state({ signedIn: false, purchaseHoldUntil: "2026-11-27T18:00:00Z" })), null);
+    assert.equal(flow.holdUntil(state({ purchaseHoldUntil: "2026-11-27T18:00:00Z", mayPurchase: false })).toISOString(), "2026-11-27T18:00:00.000Z");
+    const cases = [
+      [state({ twoFactor: "passed", recoveryCodesRemaining: 3 }), 3],
+      [state({ twoFactor: "passed", recoveryCodesRemaining: 0 }), 0],
+      [state({ twoFactor: "passed", recoveryCodesRemaining: 4 }), null],
+      [state({ twoFactor: "passed" }), null],
+      [state({ twoFactor: "verify", recoveryCodesRemaining: 1 }), null],
+      [state({ twoFactor: "none", recoveryCodesRemaining: 0 }), null],
+      [null, null],
+    ];
+    for (const [session, want] of cases) assert.equal(flow.fewCodesLeft(session), want, JSON.stringify(session));
   });
 
   test("an order's 400 names the part to change", () => {

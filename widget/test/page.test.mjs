@@ -1,7 +1,8 @@
 // The built widget page (dist/page.js, or the fresh build under RAMPART_WIDGET_DIST) run in a
 // hand-made fake browser (fake-page.mjs) against a fake server that answers like the example
 // server's /v1/widget/config, /v1/widget/check and the widget session's routes: the screens of
-// the three modes, the checkout (sign-in, 2FA, review, order, confirmation), the explanation
+// the three modes, the checkout (sign-in, 2FA, recovery codes, a recovery code, the purchase hold,
+// new codes, review, order, confirmation), the explanation
 // screens, the messages to the loader, escaping, accessibility wiring.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -75,7 +76,7 @@ function server({ cfg = config(), check = fakeCheck, configStatus, session } = {
 }
 
 function open(query, opts = {}) {
-  const p = page({ source: SOURCE, url: ROOT + "?" + query, server: server(opts), parent: opts.parent, clipboard: opts.clipboard });
+  const p = page({ source: SOURCE, url: ROOT + "?" + query, server: server(opts), parent: opts.parent, clipboard: opts.clipboard, files: opts.files });
   const main = () => p.document.main;
   const h1 = () => text(byTag(main(), "h1")[0]);
   const messages = () => p.parent.posted.map((m) => m.data);
@@ -94,13 +95,23 @@ const MANUAL = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
 const SIGN_IN_CODE = "123456";
 const TOTP = "654321";
 const EXPIRED = { message: "Widget session expired, sign in again", code: 401 };
+/** Recovery codes as the server writes them (SPEC 8.1): distinctive, so a leak anywhere is found. */
+const CODES = Array.from({ length: 10 }, (_, i) => "7KQ2-M9XD-" + "ABCDEFGHJK"[i] + "R3T-W8YZ-4PQN-H6V" + i);
+const NEW_CODES = CODES.map((c) => "N" + c.slice(1));
+/** The code the fake takes as a valid recovery code. */
+const RECOVERY = CODES[3];
+/** When the fake's purchase hold ends. */
+const HOLD = "2026-11-27T18:00:00Z";
+const HOLD_MESSAGE = "Purchases are on hold until " + HOLD + " after a 2FA reset";
 
 /**
  * The session routes. `twoFactor` / `kycPassed`: what the contact gets at sign-in. `answers`:
  * per "METHOD /path" (path after /v1/widget/session, "/" for the session itself), a function
- * (request, fake) that may return an answer instead of the fake's own.
+ * (request, fake) that may return an answer instead of the fake's own. `codesLeft`: the contact's
+ * recovery codes left (with 2FA on). Enable answers CODES, regenerate NEW_CODES; RECOVERY is a
+ * valid recovery code: it turns 2FA off and starts the hold (HOLD).
  */
-function sessionServer({ environment = "sandbox", twoFactor = "none", kycPassed = false, answers = {} } = {}) {
+function sessionServer({ environment = "sandbox", twoFactor = "none", kycPassed = false, codesLeft = twoFactor === "verify" ? 10 : 0, answers = {} } = {}) {
   const fake = {
     opened: [],
     tokens: [],
@@ -123,7 +134,7 @@ function sessionServer({ environment = "sandbox", twoFactor = "none", kycPassed 
       fake.opened.push(request.body);
       fake.token = TOKEN_PREFIX + fake.tokens.length;
       fake.tokens.push(fake.token);
-      fake.state = { signedIn: false, email: null, kycPassed: false, twoFactor: null, mayPurchase: false, environment };
+      fake.state = { signedIn: false, email: null, kycPassed: false, twoFactor: null, mayPurchase: false, purchaseHoldUntil: null, recoveryCodesRemaining: 0, environment };
       return ok({ message: "Widget session opened.", token: fake.token, idleTimeout: 1800, session: fake.state });
     }
     if (!fake.token || request.init.headers.Authorization !== "Bearer " + fake.token) return answer(401, EXPIRED);
@@ -142,21 +153,38 @@ function sessionServer({ environment = "sandbox", twoFactor = "none", kycPassed 
         return ok({ message: "Sign-in code sent.", expiresIn: 600, ...(environment === "sandbox" ? { sandboxCode: SIGN_IN_CODE } : {}) });
       case "POST /signin":
         if (body.code !== SIGN_IN_CODE || body.email !== fake.email) return answer(401, { message: "The sign-in code is wrong", code: 401 });
-        set({ signedIn: true, email: body.email, kycPassed, twoFactor, mayPurchase: mayPurchase(twoFactor) });
+        set({ signedIn: true, email: body.email, kycPassed, twoFactor, mayPurchase: mayPurchase(twoFactor), recoveryCodesRemaining: codesLeft });
         return ok({ message: "Signed in.", session: fake.state });
       case "POST /2fa/verify":
       case "POST /2fa/enable":
+      case "POST /2fa/recoveryCodes":
+        if (body.recoveryCode !== undefined && key === "POST /2fa/verify") {
+          if (body.token !== undefined) return answer(400, { message: "Give token or recoveryCode, not both", code: 400 });
+          if (body.recoveryCode.replace(/[\s-]/g, "").toUpperCase() !== RECOVERY.replace(/-/g, "")) return answer(401, { message: "Google 2FA failed", code: 401 });
+          const required = fake.state.kycPassed;
+          set({ twoFactor: required ? "setup" : "none", mayPurchase: false, purchaseHoldUntil: HOLD, recoveryCodesRemaining: 0 });
+          return ok({ message: "Successfully disbaled 2fa!", session: fake.state });
+        }
         if (!body.token) return answer(401, { message: "Google 2FA requires the token to be passed in", code: 401 });
         if (body.token !== TOTP) return answer(401, { message: "Google 2FA failed", code: 401 });
-        set({ twoFactor: "passed", mayPurchase: true });
-        return ok({ message: key === "POST /2fa/verify" ? "2FA token is valid." : "Successfully enabled 2fa!", session: fake.state });
+        if (key === "POST /2fa/recoveryCodes") {
+          set({ recoveryCodesRemaining: 10 });
+          return answer(200, { message: "Recovery codes regenerated.", code: 200, details: { recoveryCodes: NEW_CODES } }, { "Cache-Control": "no-store" });
+        }
+        set({ twoFactor: "passed", mayPurchase: !fake.state.purchaseHoldUntil });
+        if (key === "POST /2fa/enable") {
+          set({ recoveryCodesRemaining: 10 });
+          return answer(200, { message: "Successfully enabled 2fa!", code: 200, session: fake.state, recoveryCodes: CODES }, { "Cache-Control": "no-store" });
+        }
+        return ok({ message: "2FA token is valid.", session: fake.state });
       case "POST /2fa/create":
         return answer(200, { message: "Successfully created 2fa!", code: 200, qrCode: QR, manual: MANUAL }, { "Cache-Control": "no-store" });
       case "POST /kyc":
         set({ kycPassed: true, ...(fake.state.twoFactor === "none" ? { twoFactor: "setup", mayPurchase: false } : {}) });
         return ok({ message: "Marked as KYC passed.", session: fake.state });
       case "POST /orders":
-        if (!fake.state.mayPurchase) return answer(403, { message: "2FA is required before buying", code: 403 });
+        if (fake.state.twoFactor === "verify" || fake.state.twoFactor === "setup") return answer(403, { message: "2FA is required before buying", code: 403 });
+        if (fake.state.purchaseHoldUntil) return answer(403, { message: HOLD_MESSAGE, code: 403 });
         return ok({
           message: "Order completed.",
           order: {
@@ -867,7 +895,11 @@ describe("checkout: the 2FA step", () => {
     assert.equal(p.h1(), "Two-factor authentication");
     assert.equal(text(role(p.main(), "alert")[0]), "2FA is locked after too many failed attempts");
     assert.match(text(p.main()), /Contact the support of Acme Shop to unlock it\./);
-    assert.equal(byTag(p.main(), "button").length, 0, "no submit (one-screen: no Back either)");
+    // No submit; a recovery code still works while locked (SPEC 8.1), and Back leads to the review.
+    assert.deepEqual(byTag(p.main(), "button").map((b) => [text(b), b.getAttribute("type")]), [
+      ["Lost your authenticator? Use a recovery code", "button"],
+      ["Back", "button"],
+    ]);
     assert.equal(p.document.getElementById("twofactor-code"), null);
   });
 
@@ -903,11 +935,344 @@ describe("checkout: the 2FA step", () => {
     click(button(p.main(), "Turn on 2FA"));
     await settle();
     assert.deepEqual(p.session.calls.find((c) => c.key === "POST /2fa/enable" && c.body.token === TOTP).body, { token: TOTP });
+    // The recovery codes (next test), then the review.
+    assert.equal(p.h1(), "Save your recovery codes");
+    assert.equal(byTag(p.document.app, "img").length, 0);
+    const box = p.document.getElementById("codes-saved");
+    box.checked = true;
+    box.dispatch("change");
+    click(button(p.main(), "Continue"));
+    await settle();
     assert.equal(p.h1(), "Your purchase");
     assert.ok(button(p.main(), "Buy now"));
-    assert.equal(byTag(p.document.app, "img").length, 0);
     const all = everything(p.document) + JSON.stringify(p.parent.posted);
     assert.ok(!all.includes(MANUAL) && !all.includes("JBSW Y3DP") && !all.includes(QR), "QR and key are gone");
+    assert.deepEqual(p.messages().filter((m) => m.type === "screen").map((m) => m.payload.name), ["home", "signin", "setup", "review"], "the codes are part of the setup step");
+  });
+
+  test("recovery codes after enable: shown once (monospace list), Copy, Download (.txt, the codes only), confirmed before Continue; gone after", async () => {
+    const copied = [];
+    const session = sessionServer({ twoFactor: "setup", kycPassed: true });
+    const p = shop(ONE_SCREEN, { session, files: true, clipboard: { writeText: async (t) => copied.push(t) } });
+    p.hello(SHOP);
+    await settle();
+    await signIn(p);
+    type(p.document.getElementById("setup-code"), TOTP);
+    click(button(p.main(), "Turn on 2FA"));
+    await settle();
+    assert.equal(p.h1(), "Save your recovery codes");
+    assert.equal(p.document.activeElement, byTag(p.main(), "h1")[0], "focus on the new screen's heading");
+    const list = p.document.getElementById("recovery-codes");
+    assert.equal(list.tagName, "OL");
+    assert.equal(list.getAttribute("aria-label"), "Recovery codes");
+    assert.deepEqual(byTag(list, "code").map(text), CODES, "each code as given, in a code element");
+    assert.equal(byTag(p.main(), "button").filter((b) => text(b) === "Back").length, 0, "no way back to a setup that is done");
+
+    // Continue waits for the confirmation: refused, said at the box, focus on it; nothing asked.
+    const box = () => p.document.getElementById("codes-saved");
+    const cont = () => button(p.main(), "Continue");
+    assert.equal(box().getAttribute("type"), "checkbox");
+    assert.equal(text(byTag(p.main(), "label").find((l) => l.getAttribute("for") === "codes-saved")), "I saved my recovery codes");
+    assert.equal(cont().getAttribute("aria-disabled"), "true");
+    const calls = p.session.calls.length;
+    click(cont());
+    await settle();
+    assert.equal(p.h1(), "Save your recovery codes");
+    assert.equal(p.document.activeElement, box());
+    assert.equal(box().getAttribute("aria-invalid"), "true");
+    assert.equal(text(p.document.getElementById(box().getAttribute("aria-describedby"))), "Save your recovery codes, then tick the box to continue.");
+    assert.equal(p.session.calls.length, calls);
+
+    click(button(p.main(), "Copy codes"));
+    await settle();
+    assert.deepEqual(copied, [CODES.join("\n")]);
+    assert.match(text(role(p.document.app, "status").at(-1)), /^Recovery codes copied\.$/);
+    click(button(p.main(), "Download (.txt)"));
+    assert.equal(p.document.downloads.length, 1);
+    const [file] = p.document.downloads;
+    assert.equal(file.name, "rampart-recovery-codes.txt");
+    assert.equal(file.attached, true, "clicked while in the document");
+    assert.match(file.href, /^blob:https:\/\/widget\.example\.com\/[0-9]+$/, "the link names no code");
+    assert.deepEqual(p.blobs.get(file.href), { text: CODES.join("\n") + "\n", type: "text/plain;charset=utf-8" });
+    assert.equal(everything(p.document).includes("blob:"), false, "the link is gone");
+    p.timers.run();
+    assert.deepEqual(p.revoked, [file.href], "the blob is let go");
+
+    box().checked = true;
+    box().dispatch("change");
+    assert.equal(cont().getAttribute("aria-disabled"), null, "Continue is on once ticked");
+    assert.equal(cont().getAttribute("class"), "primary");
+    click(cont());
+    await settle();
+    assert.equal(p.h1(), "Your purchase");
+    const all = everything(p.document) + JSON.stringify(p.parent.posted) + p.window.location.href + JSON.stringify(p.requests.map((r) => [r.url, r.body]));
+    for (const code of CODES) assert.ok(!all.includes(code) && !all.includes(code.replace(/-/g, "")), "the codes left with their screen: " + code);
+    assert.equal(list.childNodes.every((li) => li.textContent === ""), true, "and their list was emptied");
+  });
+
+  test("an older server's enable without recovery codes goes straight to the review", async () => {
+    const session = sessionServer({
+      twoFactor: "setup",
+      kycPassed: true,
+      answers: { "POST /2fa/enable": (request, fake) => (request.body.token === TOTP ? answer(200, { message: "Successfully enabled 2fa!", code: 200, session: (fake.state = { ...fake.state, twoFactor: "passed", mayPurchase: true }) }) : null) },
+    });
+    const p = shop(ONE_SCREEN, { session });
+    await settle();
+    await signIn(p);
+    type(p.document.getElementById("setup-code"), TOTP);
+    click(button(p.main(), "Turn on 2FA"));
+    await settle();
+    assert.equal(p.h1(), "Your purchase");
+    assert.ok(button(p.main(), "Buy now"));
+  });
+
+  test("lost authenticator: a recovery code (empty, wrong, throttled, then valid) turns 2FA off; setup with the note and the hold; Back to the review", async () => {
+    let throttle = false;
+    const session = sessionServer({
+      twoFactor: "verify",
+      kycPassed: true,
+      answers: {
+        "POST /2fa/verify": (request) =>
+          throttle && request.body.recoveryCode !== undefined ? answer(429, { message: "Too many failed recovery codes, try again in 30 seconds", code: 429 }, { "Retry-After": "30" }) : null,
+      },
+    });
+    const p = shop(ONE_SCREEN, { session });
+    p.hello(SHOP);
+    await settle();
+    await signIn(p);
+    assert.equal(p.h1(), "Two-factor authentication");
+    click(button(p.main(), "Lost your authenticator? Use a recovery code"));
+    await settle();
+    assert.equal(p.h1(), "Use a recovery code");
+    assert.equal(p.document.activeElement, byTag(p.main(), "h1")[0]);
+    assert.match(text(p.main()), /It turns 2FA off\./);
+    const field = () => p.document.getElementById("recovery-code");
+    assert.equal(text(byTag(p.main(), "label").find((l) => l.getAttribute("for") === "recovery-code")), "Recovery code");
+    assert.deepEqual(["autocomplete", "spellcheck", "autocapitalize"].map((a) => field().getAttribute(a)), ["off", "false", "characters"]);
+    const error = () => byTag(p.document.getElementById(field().getAttribute("aria-describedby")), "li").map(text);
+
+    // Back leads to the authenticator code, and there again.
+    click(button(p.main(), "Back"));
+    await settle();
+    assert.equal(p.h1(), "Two-factor authentication");
+    click(button(p.main(), "Lost your authenticator? Use a recovery code"));
+    await settle();
+
+    click(button(p.main(), "Use recovery code"));
+    await settle();
+    assert.deepEqual(error(), ["Enter one of your recovery codes"]);
+    assert.equal(p.session.calls.filter((c) => c.key === "POST /2fa/verify").length, 0, "checked locally");
+    type(field(), "AAAA-BBBB-CCCC-DDDD-EEEE-FFFF");
+    click(button(p.main(), "Use recovery code"));
+    await settle();
+    assert.deepEqual(p.session.calls.find((c) => c.key === "POST /2fa/verify").body, { recoveryCode: "AAAA-BBBB-CCCC-DDDD-EEEE-FFFF" }, "the code alone, no token");
+    assert.deepEqual(error(), ["This recovery code does not work. Check it, or use another one: each code works once."]);
+    assert.equal(p.document.activeElement, field());
+    throttle = true;
+    click(button(p.main(), "Use recovery code"));
+    await settle();
+    assert.deepEqual(error(), ["Too many failed recovery codes, try again in 30 seconds", "Wait 30 seconds, then try again."]);
+    assert.equal(button(p.main(), "Use recovery code").getAttribute("aria-disabled"), "true");
+    assert.deepEqual(p.timers.run(), [30000]);
+    throttle = false;
+    type(field(), " " + RECOVERY.toLowerCase() + " ");
+    click(button(p.main(), "Use recovery code"));
+    await settle();
+    assert.deepEqual(p.session.calls.filter((c) => c.key === "POST /2fa/verify").at(-1).body, { recoveryCode: RECOVERY.toLowerCase() }, "trimmed; the server normalises the rest");
+
+    // KYC passed: 2FA is required, so the setup, saying what happened and until when purchases wait.
+    assert.equal(p.h1(), "Set up 2FA again");
+    assert.equal(p.document.activeElement, byTag(p.main(), "h1")[0]);
+    const time = byTag(p.main(), "time")[0];
+    assert.equal(time.getAttribute("datetime"), "2026-11-27T18:00:00.000Z");
+    const local = new Date(HOLD).toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "numeric", minute: "2-digit", timeZoneName: "short" });
+    assert.equal(text(time), local, "in the person's locale and time zone");
+    const utc = /UTC$/.test(local) ? "" : " (2026-11-27 18:00 UTC)";
+    assert.equal(text(p.document.getElementById("hold-notice")), "You used a recovery code: 2FA is off. Purchases are on hold until " + local + utc + ".");
+
+    // Back: the review, with the hold, no Buy, and the way to the setup again.
+    click(button(p.main(), "Back"));
+    await settle();
+    assert.equal(p.h1(), "Your purchase");
+    assert.ok(p.document.getElementById("hold-notice"));
+    assert.equal(byTag(p.document.app, "button").filter((b) => text(b) === "Buy now").length, 0);
+    assert.match(text(p.main()), /2FA is required before you can buy\./);
+    click(button(p.main(), "Set up 2FA"));
+    await settle();
+    assert.equal(p.h1(), "Set up 2FA again");
+    const screens = p.messages().filter((m) => m.type === "screen").map((m) => m.payload.name);
+    assert.deepEqual(screens, ["home", "signin", "twofactor", "setup", "review", "setup"], "the recovery code is part of the 2FA step");
+    assert.ok(!JSON.stringify(p.parent.posted).includes(RECOVERY) && !JSON.stringify(p.parent.posted).toLowerCase().includes(RECOVERY.toLowerCase()), "no code in a message");
+  });
+
+  test("the two factors wait apart: a throttled authenticator code leaves the recovery code free, and its wait still ends", async () => {
+    const session = sessionServer({
+      twoFactor: "verify",
+      answers: { "POST /2fa/verify": (request) => (request.body.token ? answer(429, { message: "Too many failed 2FA attempts, try again in 30 seconds", code: 429 }, { "Retry-After": "30" }) : null) },
+    });
+    const p = shop(ONE_SCREEN, { session });
+    await settle();
+    await signIn(p);
+    type(p.document.getElementById("twofactor-code"), "111111");
+    click(button(p.main(), "Verify"));
+    await settle();
+    assert.equal(button(p.main(), "Verify").getAttribute("aria-disabled"), "true");
+    click(button(p.main(), "Lost your authenticator? Use a recovery code"));
+    await settle();
+    assert.equal(button(p.main(), "Use recovery code").getAttribute("aria-disabled"), null, "the recovery code does not wait");
+    type(p.document.getElementById("recovery-code"), "AAAA-BBBB-CCCC-DDDD-EEEE-FFFF");
+    click(button(p.main(), "Use recovery code"));
+    await settle();
+    assert.equal(p.session.calls.filter((c) => c.key === "POST /2fa/verify" && c.body.recoveryCode).length, 1);
+    click(button(p.main(), "Back"));
+    await settle();
+    assert.equal(button(p.main(), "Verify").getAttribute("aria-disabled"), "true", "the authenticator code still waits");
+    assert.deepEqual(p.timers.run(), [30000]);
+    assert.equal(button(p.main(), "Verify").getAttribute("aria-disabled"), null, "and its wait ends");
+  });
+
+  test("the hold on the review: when (local and UTC) and why, Buy refused; an order refused for a hold this page did not know of", async () => {
+    let stale = true;
+    const session = sessionServer({
+      twoFactor: "verify",
+      answers: {
+        // The first answer after the recovery forgets the hold (a server whose state lags): the
+        // order's 403 is then what tells the page.
+        "POST /2fa/verify": (request, fake) => {
+          if (request.body.recoveryCode !== RECOVERY || !stale) return null;
+          fake.state = { ...fake.state, twoFactor: "none", mayPurchase: true, purchaseHoldUntil: null, recoveryCodesRemaining: 0, held: true };
+          return answer(200, { message: "Successfully disbaled 2fa!", code: 200, session: fake.state });
+        },
+        "GET /": (request, fake) => (fake.state.held ? answer(200, { message: "Widget session.", code: 200, session: { ...fake.state, mayPurchase: false, purchaseHoldUntil: HOLD } }) : null),
+        "POST /orders": (request, fake) => (fake.state.held ? answer(403, { message: HOLD_MESSAGE, code: 403 }) : null),
+      },
+    });
+    const p = shop(ONE_SCREEN, { session });
+    await settle();
+    await signIn(p);
+    click(button(p.main(), "Lost your authenticator? Use a recovery code"));
+    await settle();
+    type(p.document.getElementById("recovery-code"), RECOVERY);
+    click(button(p.main(), "Use recovery code"));
+    await settle();
+    assert.equal(p.h1(), "Your purchase");
+    click(button(p.main(), "Buy now"));
+    await settle();
+    assert.equal(p.session.calls.filter((c) => c.key === "POST /orders").length, 1);
+    assert.equal(p.h1(), "Your purchase");
+    assert.equal(text(role(p.main(), "alert")[0]), HOLD_MESSAGE, "the server's words");
+    const notice = p.document.getElementById("hold-notice");
+    assert.match(text(notice), /^Purchases are on hold until .+\.You turned 2FA off with a recovery code\. The wait protects you if someone else has your codes\.$/);
+    assert.equal(byTag(notice, "time")[0].getAttribute("datetime"), "2026-11-27T18:00:00.000Z");
+    const buy = button(p.main(), "Buy now");
+    assert.deepEqual(["aria-disabled", "aria-describedby", "class"].map((a) => buy.getAttribute(a)), ["true", "hold-notice", "primary off"]);
+    click(buy);
+    await settle();
+    assert.equal(p.session.calls.filter((c) => c.key === "POST /orders").length, 1, "a refused Buy asks nothing");
+  });
+
+  test("a hold this page did not cause (an operator's reset): said as such; the review looks again on arrival and Buy comes back when it ends", async () => {
+    let held = true;
+    const session = sessionServer({
+      answers: {
+        "POST /signin": (request, fake) => {
+          if (request.body.code !== SIGN_IN_CODE) return null;
+          fake.state = { ...fake.state, signedIn: true, email: request.body.email, twoFactor: "none", mayPurchase: false, purchaseHoldUntil: HOLD };
+          return answer(200, { message: "Signed in.", code: 200, session: fake.state });
+        },
+        "GET /": (request, fake) => (held ? null : answer(200, { message: "Widget session.", code: 200, session: (fake.state = { ...fake.state, mayPurchase: true, purchaseHoldUntil: null }) })),
+      },
+    });
+    const p = shop(Q("&tokens=btc&receiveAddressBtc=" + BTC), { session });
+    await settle();
+    type(p.document.getElementById("amount"), "20");
+    click(button(p.main(), "Continue"));
+    await settle();
+    await signIn(p);
+    assert.equal(p.h1(), "Your purchase");
+    assert.match(text(p.document.getElementById("hold-notice")), /2FA was reset recently \(with a recovery code or by support\)\./);
+    assert.equal(button(p.main(), "Buy now").getAttribute("aria-disabled"), "true");
+    const looks = () => p.session.calls.filter((c) => c.key === "GET /").length;
+    assert.equal(looks(), 1, "arriving at the review with a hold, it asks once");
+    held = false;
+    click(byTag(p.main(), "button").find((b) => b.getAttribute("aria-label") === "Change the amount"));
+    await settle();
+    click(button(p.main(), "Continue"));
+    await settle();
+    assert.equal(p.h1(), "Your purchase");
+    assert.equal(looks(), 2);
+    assert.equal(p.document.getElementById("hold-notice"), null);
+    assert.equal(button(p.main(), "Buy now").getAttribute("aria-disabled"), null);
+    assert.equal(text(role(p.document.app, "status").at(-1)), "Purchases have resumed.");
+  });
+
+  test("few recovery codes left after a verify: said on the review, new codes for an authenticator code, shown once, then the review without the notice", async () => {
+    const session = sessionServer({ twoFactor: "verify", kycPassed: true, codesLeft: 2 });
+    const p = shop(ONE_SCREEN, { session, files: true });
+    p.hello(SHOP);
+    await settle();
+    await signIn(p);
+    type(p.document.getElementById("twofactor-code"), TOTP);
+    click(button(p.main(), "Verify"));
+    await settle();
+    assert.equal(p.h1(), "Your purchase");
+    assert.ok(button(p.main(), "Buy now"));
+    const left = p.document.getElementById("codes-left");
+    assert.equal(text(byTag(left, "p")[0]), "You have 2 recovery codes left.");
+    click(button(left, "Get new recovery codes"));
+    await settle();
+    assert.equal(p.h1(), "Get new recovery codes");
+    assert.equal(p.document.activeElement, byTag(p.main(), "h1")[0]);
+    // Back to the review, and there again.
+    click(button(p.main(), "Back"));
+    await settle();
+    assert.equal(p.h1(), "Your purchase");
+    click(button(p.main(), "Get new recovery codes"));
+    await settle();
+    const field = () => p.document.getElementById("newcodes-code");
+    assert.equal(text(byTag(p.main(), "label").find((l) => l.getAttribute("for") === "newcodes-code")), "Authenticator code");
+    type(field(), "111111");
+    click(button(p.main(), "Get new codes"));
+    await settle();
+    assert.equal(text(p.document.getElementById(field().getAttribute("aria-describedby"))), "Google 2FA failed");
+    type(field(), TOTP);
+    click(button(p.main(), "Get new codes"));
+    await settle();
+    assert.deepEqual(p.session.calls.filter((c) => c.key === "POST /2fa/recoveryCodes").map((c) => c.body), [{ token: "111111" }, { token: TOTP }]);
+    assert.equal(p.h1(), "Save your recovery codes");
+    assert.deepEqual(byTag(p.document.getElementById("recovery-codes"), "code").map(text), NEW_CODES);
+    click(button(p.main(), "Download (.txt)"));
+    assert.equal(p.blobs.get(p.document.downloads[0].href).text, NEW_CODES.join("\n") + "\n");
+    const box = p.document.getElementById("codes-saved");
+    box.checked = true;
+    box.dispatch("change");
+    click(button(p.main(), "Continue"));
+    await settle();
+    assert.equal(p.h1(), "Your purchase");
+    assert.equal(p.document.getElementById("codes-left"), null, "ten codes now");
+    const screens = p.messages().filter((m) => m.type === "screen").map((m) => m.payload.name);
+    assert.deepEqual(screens, ["home", "signin", "twofactor", "review", "twofactor", "review", "twofactor", "review"]);
+    const all = everything(p.document) + JSON.stringify(p.parent.posted);
+    for (const code of NEW_CODES) assert.ok(!all.includes(code), code);
+  });
+
+  test("one recovery code left, and none: said so", async () => {
+    for (const [left, said] of [[1, "You have 1 recovery code left."], [0, "You have no recovery codes left."], [3, "You have 3 recovery codes left."]]) {
+      const p = shop(ONE_SCREEN, { session: sessionServer({ twoFactor: "verify", codesLeft: left }) });
+      await settle();
+      await signIn(p);
+      type(p.document.getElementById("twofactor-code"), TOTP);
+      click(button(p.main(), "Verify"));
+      await settle();
+      assert.equal(text(byTag(p.document.getElementById("codes-left"), "p")[0]), said);
+    }
+    const p = shop(ONE_SCREEN, { session: sessionServer({ twoFactor: "verify", codesLeft: 4 }) });
+    await settle();
+    await signIn(p);
+    type(p.document.getElementById("twofactor-code"), TOTP);
+    click(button(p.main(), "Verify"));
+    await settle();
+    assert.equal(p.document.getElementById("codes-left"), null, "4 left: nothing said");
   });
 
   test("sandbox KYC control on the review; after it, 2FA setup before Buy", async () => {

@@ -1,7 +1,8 @@
 // The page's requests, all same-origin and relative to the page (`<public-url>/widget/`):
 // `GET ../v1/widget/config?publicKey=`, `POST ../v1/widget/check?target=url`, and the widget
-// session's (SPEC 6.3, docs/DESIGN.md "Widget purchase flow"): open, sign-in, the 2FA step, the
-// sandbox KYC mark and the order. Every outcome is a value, never an exception: the screens
+// session's (SPEC 6.3, docs/DESIGN.md "Widget purchase flow"): open, sign-in, the 2FA step
+// (verify by authenticator or recovery code, setup, new recovery codes: SPEC 8.3), the sandbox
+// KYC mark and the order. Every outcome is a value, never an exception: the screens
 // decide what to show. Every failure carries the HTTP status (0: no answer), the server's
 // message and, for 429, the `Retry-After` seconds.
 
@@ -123,6 +124,11 @@ export interface SessionState {
   /** What the signed-in contact must do about 2FA before buying; null before sign-in. */
   twoFactor: "none" | "setup" | "verify" | "passed" | null;
   mayPurchase: boolean;
+  /** When purchases resume after a 2FA reset (RFC 3339 UTC), or null (SPEC 8.2). Older
+   * servers leave it out. */
+  purchaseHoldUntil?: string | null;
+  /** Unused recovery codes (0 when 2FA is off; SPEC 8.1). */
+  recoveryCodesRemaining?: number;
   environment: string;
 }
 
@@ -166,6 +172,21 @@ export interface WithState {
   session: SessionState;
 }
 
+/** Enable's answer: the session and the recovery codes, shown once (SPEC 8.1). */
+export interface Enabled extends WithState {
+  recoveryCodes?: string[];
+}
+
+/** Regenerate's answer: a new set of recovery codes, shown once. */
+export interface NewCodes {
+  details: { recoveryCodes: string[] };
+}
+
+/** A list of recovery codes as the server gives them (strings), or null. */
+export function recoveryCodes(value: unknown): string[] | null {
+  return Array.isArray(value) && value.length > 0 && value.every((c) => typeof c === "string" && c.length > 0) ? (value as string[]) : null;
+}
+
 /** A widget session. Its bearer token lives only in this object's closure: never in a URL,
  * storage, a cookie, the DOM, a log or a message to the parent. */
 export interface Session {
@@ -177,10 +198,15 @@ export interface Session {
   signIn(email: string, code: string): Promise<Outcome<WithState>>;
   /** `POST ../v1/widget/session/2fa/verify {token}`. */
   verify(code: string): Promise<Outcome<WithState>>;
+  /** `POST ../v1/widget/session/2fa/verify {recoveryCode}`: turns 2FA off (the purchase hold
+   * starts). */
+  recover(recoveryCode: string): Promise<Outcome<WithState>>;
   /** `POST ../v1/widget/session/2fa/create {}`. */
   createTwoFactor(): Promise<Outcome<TwoFactorSetup>>;
   /** `POST ../v1/widget/session/2fa/enable {token}`. */
-  enableTwoFactor(code: string): Promise<Outcome<WithState>>;
+  enableTwoFactor(code: string): Promise<Outcome<Enabled>>;
+  /** `POST ../v1/widget/session/2fa/recoveryCodes {token}`. */
+  newRecoveryCodes(code: string): Promise<Outcome<NewCodes>>;
   /** `POST ../v1/widget/session/kyc {}` (sandbox only). */
   markKyc(): Promise<Outcome<WithState>>;
   /** `POST ../v1/widget/session/orders {coin, amount, currency, address}`. */
@@ -222,8 +248,10 @@ export async function openSession(fetcher: Fetch, publicKey: string, origin: str
     requestCode: (email) => call("POST", "/email", { email }, (b) => typeof b.message === "string"),
     signIn: (email, code) => call("POST", "/signin", { email, code }, withState),
     verify: (code) => call("POST", "/2fa/verify", { token: code }, withState),
+    recover: (recoveryCode) => call("POST", "/2fa/verify", { recoveryCode }, withState),
     createTwoFactor: () => call("POST", "/2fa/create", {}, (b) => typeof b.qrCode === "string" && typeof b.manual === "string"),
     enableTwoFactor: (code) => call("POST", "/2fa/enable", { token: code }, withState),
+    newRecoveryCodes: (code) => call("POST", "/2fa/recoveryCodes", { token: code }, (b) => isObject(b.details) && !!recoveryCodes(b.details.recoveryCodes)),
     markKyc: () => call("POST", "/kyc", {}, withState),
     buy: (order) =>
       call("POST", "/orders", { coin: order.coin, amount: order.amount, currency: order.currency, address: order.address }, (b) => isObject(b.order) && typeof b.order.orderId === "string"),

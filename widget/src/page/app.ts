@@ -39,6 +39,8 @@ export interface Env {
   clipboard?: { writeText(text: string): Promise<void> };
   /** Timers (the wait after a throttled 2FA attempt). */
   setTimeout?: (fn: () => void, ms: number) => unknown;
+  /** Offers a text file for download (the recovery codes); absent where the browser cannot. */
+  saveFile?: (name: string, text: string) => void;
 }
 
 type Screen =
@@ -103,8 +105,11 @@ export class App {
       selection: () => this.selection,
       current: () => this.screen.name,
       heading: (text) => this.heading(text),
-      form: (step, onSubmit, children, primary, disabled) => this.form(step, onSubmit, children, primary, disabled),
+      form: (step, onSubmit, children, primary, disabled, why) => this.form(step, onSubmit, children, primary, disabled, why),
       field: (id, label, value, onInput, errors, attrs, focus) => this.textField(id, label, value, onInput, errors, attrs, focus),
+      checkbox: (id, label, checked, onChange, errors) => this.checkbox(id, label, checked, onChange, errors),
+      primary: () => this.refs.primary,
+      saveFile: env.saveFile,
       go: (step) => this.go(step),
       refresh: (alert, passive) => this.refresh(alert, passive),
       busy: () => this.busy,
@@ -237,7 +242,7 @@ export class App {
   private report(): void {
     if (this.silenced) return;
     const s = this.screen;
-    const name: ScreenName | null = s.name === "problem" ? s.report : s.name;
+    const name: ScreenName | null = s.name === "problem" ? s.report : s.name === "home" ? "home" : this.checkout.screenName(s.name);
     if (name && name !== this.reported) {
       this.reported = name;
       this.messenger.screen(name);
@@ -343,6 +348,12 @@ export class App {
         return this.checkout.twoFactorScreen();
       case "setup":
         return this.checkout.setupScreen();
+      case "recover":
+        return this.checkout.recoverScreen();
+      case "codes":
+        return this.checkout.codesScreen();
+      case "newcodes":
+        return this.checkout.newCodesScreen();
       case "confirmation":
         return this.checkout.confirmationScreen();
       default:
@@ -400,8 +411,9 @@ export class App {
   }
 
   /** A step's form: its fields, the step's alert, then Back and the primary submit (`primary`
-   * its text; none when null; `disabled`: shown aria-disabled and refusing submits). */
-  private form(step: Step, onSubmit: () => void, children: Child[], primary: string | null = "Continue", disabled = false): HTMLElement {
+   * its text; none when null; `disabled`: shown aria-disabled and refusing submits; with `why`,
+   * the id of the text saying why, it is shown off rather than busy). */
+  private form(step: Step, onSubmit: () => void, children: Child[], primary: string | null = "Continue", disabled = false, why?: string): HTMLElement {
     const h = this.h;
     return h(
       "form",
@@ -414,7 +426,7 @@ export class App {
       },
       children,
       this.failureNode(),
-      this.actions(step, primary ? h("button", { type: "submit", class: "primary", "aria-disabled": disabled ? "true" : null }, primary) : null),
+      this.actions(step, primary ? h("button", { type: "submit", class: disabled && why ? "primary off" : "primary", "aria-disabled": disabled ? "true" : null, "aria-describedby": why || null }, primary) : null),
     );
   }
 
@@ -494,6 +506,26 @@ export class App {
     return [
       h("label", { for: id }, label),
       field,
+      errors.length ? h("ul", { class: "error", id: errorId }, errors.map((text) => h("li", null, text))) : null,
+    ];
+  }
+
+  /** A checkbox, its label beside it, and its errors linked (focus goes to it when in error). */
+  private checkbox(id: string, label: string, checked: boolean, onChange: (checked: boolean) => void, errors: string[]): Child[] {
+    const h = this.h;
+    const errorId = id + "-error";
+    const box = h("input", {
+      id,
+      name: id,
+      type: "checkbox",
+      checked,
+      "aria-invalid": errors.length ? "true" : null,
+      "aria-describedby": errors.length ? errorId : null,
+      onchange: (event: Event) => onChange((event.target as HTMLInputElement).checked),
+    });
+    if (errors.length && !this.refs.invalid) this.refs.invalid = box;
+    return [
+      h("div", { class: "check" }, box, h("label", { for: id }, label)),
       errors.length ? h("ul", { class: "error", id: errorId }, errors.map((text) => h("li", null, text))) : null,
     ];
   }

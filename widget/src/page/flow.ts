@@ -20,8 +20,12 @@ import { canonicalUrl, type Options } from "./query";
 export type Part = "coin" | "amount" | "address";
 /** The checkout's screens before the review. */
 export type Gate = "signin" | "twofactor" | "setup";
+/** The recovery screens (SPEC 8.3): a recovery code in place of the authenticator's
+ * (`recover`), the recovery codes shown once (`codes`), new codes for an authenticator code
+ * (`newcodes`). */
+export type Recovery = "recover" | "codes" | "newcodes";
 /** Every screen after home. */
-export type Step = Part | Gate | "review" | "confirmation";
+export type Step = Part | Gate | Recovery | "review" | "confirmation";
 
 /** What decides the checkout: whether the server takes orders, and the session (null before
  * one is opened). */
@@ -178,14 +182,34 @@ export function nextStep(plan: Plan, selection: Selection, current: "home" | Par
   return next === "review" ? checkoutStep(access) : next;
 }
 
-/** The screen before `current`: the previous part (from the checkout: the last part), home in
- * standard mode, or null (nothing before; the confirmation has no way back). */
-export function previousStep(plan: Plan, selection: Selection, current: Step): "home" | Part | null {
-  if (current === "confirmation") return null;
+/** The screen before `current`: the previous part (from the sign-in: the last part), home in
+ * standard mode, or null (nothing before; the confirmation and the recovery codes, shown once
+ * after a change that is done, have no way back). The 2FA screens go back to the review (which
+ * leads to them again), a recovery code to the authenticator code. */
+export function previousStep(plan: Plan, selection: Selection, current: Step): Step | "home" | null {
+  if (current === "confirmation" || current === "codes") return null;
+  if (current === "twofactor" || current === "setup" || current === "newcodes") return "review";
+  if (current === "recover") return "twofactor";
   const list = steps(plan, selection);
-  const at = current === "signin" || current === "twofactor" || current === "setup" ? list.length - 1 : list.indexOf(current);
+  const at = current === "signin" ? list.length - 1 : list.indexOf(current);
   if (at > 0) return list[at - 1] as Part;
   return plan.mode === "standard" ? "home" : null;
+}
+
+/** When purchases resume after a 2FA reset (SPEC 8.2), as a Date; null when there is no hold
+ * (or the server does not say). */
+export function holdUntil(session: SessionState | null): Date | null {
+  const at = session && session.signedIn ? session.purchaseHoldUntil : null;
+  if (typeof at !== "string" || !at) return null;
+  const date = new Date(at);
+  return isNaN(date.getTime()) ? null : date;
+}
+
+/** The recovery codes left when the widget should say so (SPEC 8.1: 3 or fewer, 2FA on and
+ * passed in this session), else null. */
+export function fewCodesLeft(session: SessionState | null): number | null {
+  const left = session ? session.recoveryCodesRemaining : undefined;
+  return session && session.signedIn && session.twoFactor === "passed" && typeof left === "number" && left <= 3 ? left : null;
 }
 
 /** The part an order's 400 names (`amount is not valid: ...`, `receiveAddress.btc ...`), where
