@@ -670,37 +670,93 @@ const UPDATE_CONTACT: &str = update_contact_sql!();
 /// The parameters of [`UPDATE_CONTACT`]: the key and the record's columns.
 const CONTACT_FIELDS: usize = 14;
 
-/// [`UPDATE_CONTACT`] with one audit event, in one statement: lock the partner's head, insert
-/// the row linked to it (its hash finished from [`chain::canonical_prefix`] with the head's
-/// hash and the next `seq`, as the chain rule makes it), move the head. Answers one row, the
-/// head's, when the partner exists.
-const UPDATE_CONTACT_AUDITED: &str = concat!(
-    "WITH contact AS (",
-    update_contact_sql!(),
-    "), \
-     head AS (SELECT audit_seq + 1 AS seq, audit_head AS prev FROM partners WHERE id = $1 FOR UPDATE), \
-     linked AS (SELECT seq, prev, encode(sha256(convert_to($15 || prev || '\",\"seq\":' || seq::text || '}', \
-       'UTF8')), 'hex') AS hash FROM head), \
-     row AS (INSERT INTO audit_events (partner_id, seq, id, at, contact_id, actor, event, details, prev, hash) \
-       SELECT $1, seq, $16, $17, $18, $19, $20, $21, prev, hash FROM linked RETURNING seq, hash) \
-     UPDATE partners SET audit_seq = row.seq, audit_head = row.hash FROM row WHERE partners.id = $1"
-);
+/// [`UPDATE_CONTACT`] with its audit events, in one statement: lock the partner's head, insert
+/// the rows linked to it and to each other (each hash finished from [`chain::canonical_prefix`]
+/// with the previous row's hash and the next `seq`, as the chain rule makes it), move the head.
+/// Answers one row, the head's, when the partner exists. `drafts` (1 or 2: an enable writes
+/// `2fa.enabled` and `recovery_codes.issued`) take 7 parameters each after the record's 14.
+fn update_contact_audited_sql(drafts: usize) -> String {
+    let mut sql = format!(
+        "WITH contact AS ({UPDATE_CONTACT}), \
+         head AS (SELECT audit_seq AS seq, audit_head AS hash FROM partners WHERE id = $1 FOR UPDATE)"
+    );
+    let mut rows = Vec::with_capacity(drafts);
+    for k in 0..drafts {
+        let from = if k == 0 { "head".to_owned() } else { format!("linked{}", k - 1) };
+        let p = CONTACT_FIELDS + 1 + 7 * k;
+        sql.push_str(&format!(
+            ", linked{k} AS (SELECT seq + 1 AS seq, hash AS prev, encode(sha256(convert_to(${p} || hash || \
+             '\",\"seq\":' || (seq + 1)::text || '}}', 'UTF8')), 'hex') AS hash FROM {from})"
+        ));
+        rows.push(format!(
+            // Typed: a UNION's parameters get no type from the INSERT's columns.
+            "SELECT $1::bytea, seq, ${}::text, ${}::text, ${}::bytea, ${}::text, ${}::text, ${}::text, prev, hash \
+             FROM linked{k}",
+            p + 1,
+            p + 2,
+            p + 3,
+            p + 4,
+            p + 5,
+            p + 6
+        ));
+    }
+    let last = drafts.saturating_sub(1);
+    sql.push_str(&format!(
+        ", written AS (INSERT INTO audit_events (partner_id, seq, id, at, contact_id, actor, event, details, prev, \
+         hash) {} RETURNING seq) \
+         UPDATE partners SET audit_seq = linked{last}.seq, audit_head = linked{last}.hash \
+         FROM linked{last} WHERE partners.id = $1 AND (SELECT count(*) FROM written) = {drafts}",
+        rows.join(" UNION ALL ")
+    ));
+    sql
+}
 
-/// Write the contact record with one audit event ([`UPDATE_CONTACT_AUDITED`]). A failure of the
-/// statement is [`StoreError::Audit`]: the record and its row stand or fall together.
+/// The most audit events one contact write carries in a single statement; more go through
+/// [`write_audit`].
+const AUDITED_IN_ONE_STATEMENT: usize = 2;
+
+/// [`update_contact_audited_sql`] for 1 and 2 events, made once.
+fn update_contact_audited_statement(drafts: usize) -> &'static str {
+    static SQL: [std::sync::OnceLock<String>; AUDITED_IN_ONE_STATEMENT] =
+        [const { std::sync::OnceLock::new() }; AUDITED_IN_ONE_STATEMENT];
+    SQL[drafts - 1].get_or_init(|| update_contact_audited_sql(drafts))
+}
+
+/// Write the contact record with its 1 or 2 audit events in one statement
+/// ([`update_contact_audited_sql`]). A failure of the statement is [`StoreError::Audit`]: the
+/// record and its rows stand or fall together.
 fn update_contact_audited(
     tx: &mut impl Sql,
     partner: &PartnerId,
-    draft: &chain::AuditDraft,
+    drafts: &[chain::AuditDraft],
     fields: &[&(dyn ToSql + Sync); CONTACT_FIELDS],
 ) -> Result<(), StoreError> {
-    let prefix = chain::canonical_prefix(partner, draft);
-    let (id, at) = (draft.id.to_string(), chain::rfc3339_millis(draft.at_ms));
-    let contact = draft.contact_id.as_ref().map(|c| c.as_bytes().as_slice());
-    let (actor, details) = (draft.actor.to_string(), serde_json::Value::Object(draft.details.clone()).to_string());
+    struct Bound<'a> {
+        prefix: String,
+        id: String,
+        at: String,
+        contact: Option<&'a [u8]>,
+        actor: String,
+        event: &'static str,
+        details: String,
+    }
+    let bound: Vec<Bound<'_>> = drafts
+        .iter()
+        .map(|draft| Bound {
+            prefix: chain::canonical_prefix(partner, draft),
+            id: draft.id.to_string(),
+            at: chain::rfc3339_millis(draft.at_ms),
+            contact: draft.contact_id.as_ref().map(|c| c.as_bytes().as_slice()),
+            actor: draft.actor.to_string(),
+            event: draft.event,
+            details: serde_json::Value::Object(draft.details.clone()).to_string(),
+        })
+        .collect();
     let mut params: Vec<&(dyn ToSql + Sync)> = fields.to_vec();
-    params.extend_from_slice(&[&prefix, &id, &at, &contact, &actor, &draft.event, &details]);
-    match tx.execute(UPDATE_CONTACT_AUDITED, &params) {
+    for b in &bound {
+        params.extend_from_slice(&[&b.prefix, &b.id, &b.at, &b.contact, &b.actor, &b.event, &b.details]);
+    }
+    match tx.execute(update_contact_audited_statement(drafts.len()), &params) {
         Ok(1) => Ok(()),
         Ok(_) => Err(StoreError::audit("no such partner")),
         Err(e) => match StoreError::from(e) {
@@ -1362,7 +1418,9 @@ impl Store for PostgresStore {
             match effects.audit.as_slice() {
                 // The usual audited change, one event: the record, the row and the head in one
                 // statement, so it costs no round trip more than an unaudited change.
-                [draft] => update_contact_audited(tx, partner, draft, &fields)?,
+                drafts if (1..=AUDITED_IN_ONE_STATEMENT).contains(&drafts.len()) => {
+                    update_contact_audited(tx, partner, drafts, &fields)?;
+                }
                 drafts => {
                     tx.execute(UPDATE_CONTACT, &fields)?;
                     write_audit(tx, partner, drafts)?;
