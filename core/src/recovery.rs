@@ -168,11 +168,6 @@ impl Factor {
     /// not null and not only white space; both given is 400 "Give token or recoveryCode, not
     /// both"; neither is a missing token; a `recoveryCode` that is not a string does not verify.
     pub fn from_json(token: Option<&Value>, recovery_code: Option<&Value>) -> Result<Self> {
-        let given = |v: Option<&Value>| match v {
-            None | Some(Value::Null) => false,
-            Some(Value::String(s)) => !s.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty(),
-            Some(_) => true,
-        };
         match (given(token), recovery_code.filter(|v| given(Some(v)))) {
             (true, Some(_)) => Err(ErrorKind::FactorConflict.into()),
             (false, Some(Value::String(code))) => Ok(Self::recovery_code(code)),
@@ -190,6 +185,15 @@ impl Factor {
             (None, Some(code)) => Ok(Self::recovery_code(code)),
             (token, None) => Ok(Self::Token(token.unwrap_or(Token::Missing))),
         }
+    }
+}
+
+/// Whether a JSON field is "given" (SPEC 8.1): present, not null and not only white space.
+pub fn given(value: Option<&Value>) -> bool {
+    match value {
+        None | Some(Value::Null) => false,
+        Some(Value::String(s)) => !s.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty(),
+        Some(_) => true,
     }
 }
 

@@ -180,11 +180,7 @@ impl JsonObject {
     /// only white space) is 400 "recoveryCode is not accepted here".
     pub fn refuse_recovery_code(&self) -> Result<(), ApiError> {
         let given = self.unreadable.contains_key("recoveryCode")
-            || match self.fields.get("recoveryCode") {
-                None | Some(Value::Null) => false,
-                Some(Value::String(s)) => !s.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty(),
-                Some(_) => true,
-            };
+            || rampart_core::recovery::given(self.fields.get("recoveryCode"));
         if given { Err(ApiError::invalid("recoveryCode", "is not accepted here")) } else { Ok(()) }
     }
 
