@@ -2,28 +2,11 @@
 
 mod common;
 
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::thread;
 
-use common::{Backend, Fixture, contact};
+use common::{Backend, Fixture, contact, together};
 use rampart_core::{Config, ContactId, ErrorKind, PartnerId, Verification};
-
-/// Run `n` threads released together; collect their results.
-fn together<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let barrier = Barrier::new(n);
-    thread::scope(|s| {
-        let handles: Vec<_> = (0..n)
-            .map(|i| {
-                let (f, barrier) = (&f, &barrier);
-                s.spawn(move || {
-                    barrier.wait();
-                    f(i)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    })
-}
 
 #[test]
 fn fifty_threads_one_code_exactly_one_success_200_rounds() {

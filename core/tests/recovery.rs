@@ -5,10 +5,7 @@
 #[macro_use]
 mod common;
 
-use std::sync::Barrier;
-use std::thread;
-
-use common::{Backend, Fixture, contact};
+use common::{Backend, Fixture, contact, together};
 use rampart_core::totp::Secret;
 use rampart_core::{
     Config, ContactId, ContactState, Environment, Error, ErrorKind, Factor, Method, PartnerId, PurchaseCheck,
@@ -448,21 +445,4 @@ fn fifty_concurrent_uses_of_one_code_one_success(b: Backend) {
             break;
         }
     }
-}
-
-/// Run `n` threads released together; collect their results.
-fn together<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let barrier = Barrier::new(n);
-    thread::scope(|s| {
-        let handles: Vec<_> = (0..n)
-            .map(|i| {
-                let (f, barrier) = (&f, &barrier);
-                s.spawn(move || {
-                    barrier.wait();
-                    f(i)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    })
 }

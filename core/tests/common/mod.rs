@@ -302,3 +302,20 @@ pub fn trail(service: &Service, partner: &PartnerId) -> Vec<(String, String)> {
         }
     }
 }
+
+/// Run `n` threads released together; collect their results.
+pub fn together<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let barrier = std::sync::Barrier::new(n);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let (f, barrier) = (&f, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    f(i)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
