@@ -37,6 +37,7 @@ pub mod store;
 pub mod token;
 pub mod totp;
 pub mod vocab;
+pub mod webhooks;
 pub mod widget;
 
 pub use audit::{AuditPage, AuditRow, ChainReport};

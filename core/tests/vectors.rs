@@ -102,3 +102,40 @@ fn integer_and_separator_forms_are_accepted_by_the_lifecycle() {
     let next: u32 = f.code(&s, 1).parse().unwrap();
     assert!(f.service.verify_2fa(&f.partner, &c, next).unwrap().is_accepted());
 }
+
+#[test]
+fn standard_webhooks_signatures() {
+    use rampart_core::webhooks::{self, VerifyError, WebhookSecret};
+    let v = vectors("webhooks/standard.json");
+    for c in v["sign"].as_array().unwrap() {
+        let secret = WebhookSecret::parse(c["secret"].as_str().unwrap()).unwrap();
+        let signed = webhooks::sign(
+            &[&secret],
+            c["id"].as_str().unwrap(),
+            c["timestamp"].as_u64().unwrap(),
+            c["body"].as_str().unwrap().as_bytes(),
+        );
+        assert_eq!(signed, c["signature"].as_str().unwrap(), "{}", c["name"]);
+    }
+    for c in v["verify"].as_array().unwrap() {
+        let secret = WebhookSecret::parse(c["secret"].as_str().unwrap()).unwrap();
+        let got = webhooks::verify(
+            &secret,
+            c["id"].as_str().unwrap(),
+            c["timestamp"].as_str().unwrap(),
+            c["signature"].as_str().unwrap(),
+            c["body"].as_str().unwrap().as_bytes(),
+            c["now"].as_u64().unwrap(),
+        );
+        let want = match c["error"].as_str() {
+            None => Ok(()),
+            Some("too_old") => Err(VerifyError::TooOld),
+            Some("too_new") => Err(VerifyError::TooNew),
+            Some("no_match") => Err(VerifyError::NoMatch),
+            Some("bad_timestamp") => Err(VerifyError::BadTimestamp),
+            Some(other) => panic!("unknown error {other}"),
+        };
+        assert_eq!(got, want, "{}", c["name"]);
+        assert_eq!(got.is_ok(), c["valid"].as_bool().unwrap());
+    }
+}

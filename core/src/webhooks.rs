@@ -1,0 +1,180 @@
+//! Standard Webhooks 1.0 signing (SPEC section 10): what a partner's receiver checks.
+//!
+//! A message is signed as `v1,` followed by the base64 of HMAC-SHA256, keyed with the secret's
+//! bytes, over `{webhook-id}.{webhook-timestamp}.{body}`. During a secret's rotation both
+//! secrets sign, the signatures space-separated in `webhook-signature`. [`verify`] accepts a
+//! message when any `v1` signature matches one computed here, compared in constant time, and
+//! its timestamp is within 5 minutes of now either way. Secrets are written `whsec_` followed
+//! by the standard base64 of their bytes (32 random bytes for endpoints made here).
+
+use std::fmt;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use subtle::ConstantTimeEq;
+use zeroize::Zeroizing;
+
+use crate::crypto::fill_random;
+use crate::error::{Error, Result};
+
+/// How far a message's timestamp may be from now, either way.
+pub const TOLERANCE_SECS: u64 = 5 * 60;
+/// The prefix of a secret's text form.
+pub const SECRET_PREFIX: &str = "whsec_";
+/// The random bytes of a secret made here.
+pub const SECRET_BYTES: usize = 32;
+/// The signature scheme this library writes and reads.
+const VERSION: &str = "v1";
+
+/// A webhook signing secret. Prints redacted; wiped when dropped.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WebhookSecret(Zeroizing<Vec<u8>>);
+
+impl WebhookSecret {
+    /// A new secret of 32 bytes from the OS CSPRNG.
+    pub fn generate() -> Result<Self> {
+        let mut bytes = Zeroizing::new(vec![0u8; SECRET_BYTES]);
+        fill_random(&mut bytes)?;
+        Ok(Self(bytes))
+    }
+
+    /// A secret from its text (`whsec_` + standard base64; the prefix is optional, as the
+    /// reference libraries read it). 400 naming `secret` when it does not decode or is empty.
+    pub fn parse(text: &str) -> Result<Self> {
+        let body = text.strip_prefix(SECRET_PREFIX).unwrap_or(text);
+        match STANDARD.decode(body) {
+            Ok(bytes) if !bytes.is_empty() => Ok(Self(Zeroizing::new(bytes))),
+            _ => Err(Error::invalid_input("secret", "must be whsec_ followed by base64")),
+        }
+    }
+
+    /// A secret from its bytes (as stored, once unsealed).
+    pub fn from_bytes(bytes: &[u8]) -> Self {
+        Self(Zeroizing::new(bytes.to_vec()))
+    }
+
+    /// The key bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The text form, `whsec_...`, to show the partner once.
+    pub fn to_text(&self) -> Zeroizing<String> {
+        Zeroizing::new(format!("{SECRET_PREFIX}{}", STANDARD.encode(&self.0[..])))
+    }
+}
+
+impl fmt::Debug for WebhookSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("WebhookSecret(<redacted>)")
+    }
+}
+
+fn mac(secret: &WebhookSecret, id: &str, timestamp: u64, body: &[u8]) -> [u8; 32] {
+    // HMAC takes a key of any length.
+    let mut m = <Hmac<Sha256> as Mac>::new_from_slice(secret.as_bytes()).unwrap_or_else(|_| unreachable!());
+    m.update(id.as_bytes());
+    m.update(b".");
+    m.update(timestamp.to_string().as_bytes());
+    m.update(b".");
+    m.update(body);
+    m.finalize().into_bytes().into()
+}
+
+/// The `webhook-signature` value for a message: `v1,<base64>` for each secret, space-separated
+/// (several during a rotation, the newest first).
+pub fn sign(secrets: &[&WebhookSecret], id: &str, timestamp: u64, body: &[u8]) -> String {
+    secrets
+        .iter()
+        .map(|s| format!("{VERSION},{}", STANDARD.encode(mac(s, id, timestamp, body))))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Why a message does not verify.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum VerifyError {
+    /// `webhook-timestamp` is not a whole number of seconds.
+    #[error("webhook-timestamp is not a number")]
+    BadTimestamp,
+    /// More than 5 minutes before now.
+    #[error("webhook-timestamp is too old")]
+    TooOld,
+    /// More than 5 minutes after now.
+    #[error("webhook-timestamp is too far in the future")]
+    TooNew,
+    /// No `v1` signature matches.
+    #[error("no signature matches")]
+    NoMatch,
+}
+
+/// Check a received message: its `webhook-id`, `webhook-timestamp` and `webhook-signature`
+/// headers and the raw body, against the secret, at `now` (Unix seconds).
+pub fn verify(
+    secret: &WebhookSecret,
+    id: &str,
+    timestamp: &str,
+    signature: &str,
+    body: &[u8],
+    now: u64,
+) -> std::result::Result<(), VerifyError> {
+    let ts: u64 = match timestamp.trim() {
+        t if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
+            t.parse().map_err(|_| VerifyError::BadTimestamp)?
+        }
+        _ => return Err(VerifyError::BadTimestamp),
+    };
+    if now.saturating_sub(ts) > TOLERANCE_SECS {
+        return Err(VerifyError::TooOld);
+    }
+    if ts.saturating_sub(now) > TOLERANCE_SECS {
+        return Err(VerifyError::TooNew);
+    }
+    let expected = mac(secret, id, ts, body);
+    let mut matched = subtle::Choice::from(0);
+    for candidate in signature.split(' ') {
+        let Some((VERSION, encoded)) = candidate.split_once(',') else { continue };
+        let Ok(given) = STANDARD.decode(encoded) else { continue };
+        matched |= given.ct_eq(&expected);
+    }
+    if bool::from(matched) { Ok(()) } else { Err(VerifyError::NoMatch) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_round_trip_and_print_redacted() {
+        let s = WebhookSecret::generate().unwrap();
+        let text = s.to_text();
+        assert!(text.starts_with("whsec_") && text.len() == 6 + 44, "{}", text.as_str());
+        assert_eq!(WebhookSecret::parse(&text).unwrap(), s);
+        assert_eq!(format!("{s:?}"), "WebhookSecret(<redacted>)");
+        for bad in ["whsec_", "whsec_***", ""] {
+            assert_eq!(WebhookSecret::parse(bad).unwrap_err().message(), "secret must be whsec_ followed by base64");
+        }
+    }
+
+    #[test]
+    fn verify_checks_time_both_ways_and_any_signature() {
+        let (a, b) = (WebhookSecret::generate().unwrap(), WebhookSecret::generate().unwrap());
+        let body = br#"{"type":"webhook.test"}"#;
+        let both = sign(&[&a, &b], "msg_1", 1000, body);
+        assert_eq!(both.split(' ').count(), 2);
+        for s in [&a, &b] {
+            assert_eq!(verify(s, "msg_1", "1000", &both, body, 1000), Ok(()));
+            assert_eq!(verify(s, "msg_1", "1000", &both, body, 1300), Ok(()));
+            assert_eq!(verify(s, "msg_1", "1000", &both, body, 1301), Err(VerifyError::TooOld));
+            assert_eq!(verify(s, "msg_1", "1000", &both, body, 700), Ok(()));
+            assert_eq!(verify(s, "msg_1", "1000", &both, body, 699), Err(VerifyError::TooNew));
+            assert_eq!(verify(s, "msg_2", "1000", &both, body, 1000), Err(VerifyError::NoMatch));
+        }
+        let other = WebhookSecret::generate().unwrap();
+        assert_eq!(verify(&other, "msg_1", "1000", &both, body, 1000), Err(VerifyError::NoMatch));
+        assert_eq!(verify(&a, "msg_1", "+1000", &both, body, 1000), Err(VerifyError::BadTimestamp));
+        assert_eq!(verify(&a, "msg_1", "1000", "v2,abc v1,!!", body, 1000), Err(VerifyError::NoMatch));
+    }
+}
