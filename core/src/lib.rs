@@ -24,6 +24,7 @@ pub mod chain;
 pub mod checkout;
 pub mod clock;
 pub mod crypto;
+pub mod egress;
 pub mod error;
 mod fsutil;
 pub mod ids;

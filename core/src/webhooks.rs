@@ -142,6 +142,48 @@ pub fn verify(
     if bool::from(matched) { Ok(()) } else { Err(VerifyError::NoMatch) }
 }
 
+/// The longest endpoint URL.
+pub const MAX_URL_LEN: usize = 2048;
+
+const URL_RULE: &str = "must be an absolute https URL without credentials, at most 2048 characters";
+
+/// Check an endpoint URL's form (SPEC 10, "URLs"): absolute `https` (or `http` when
+/// `allow_private`), no credentials, at most 2048 characters. The host is not resolved here;
+/// see [`check_destination`].
+pub fn check_url(text: &str, allow_private: bool) -> Result<url::Url> {
+    let bad = || Error::invalid_input("url", URL_RULE);
+    if text.len() > MAX_URL_LEN {
+        return Err(bad());
+    }
+    let url = url::Url::parse(text).map_err(|_| bad())?;
+    let scheme_ok = url.scheme() == "https" || (allow_private && url.scheme() == "http");
+    if !scheme_ok || !url.username().is_empty() || url.password().is_some() || url.host().is_none() {
+        return Err(bad());
+    }
+    Ok(url)
+}
+
+/// Resolve the URL's host (blocking) and refuse it unless every address is public (or
+/// `allow_private`): 400 "url resolves to a non-public address: <class>", or 400 "url host does
+/// not resolve". What the worker checks again at every connect.
+pub fn check_destination(url: &url::Url, allow_private: bool) -> Result<Vec<std::net::SocketAddr>> {
+    use std::net::ToSocketAddrs as _;
+    let port = url.port_or_known_default().unwrap_or(443);
+    let addrs: Vec<std::net::SocketAddr> = match url.host() {
+        Some(url::Host::Ipv4(ip)) => vec![(ip, port).into()],
+        Some(url::Host::Ipv6(ip)) => vec![(ip, port).into()],
+        Some(url::Host::Domain(name)) => (name, port).to_socket_addrs().map(Iterator::collect).unwrap_or_default(),
+        None => Vec::new(),
+    };
+    if addrs.is_empty() {
+        return Err(Error::invalid_input("url", "host does not resolve"));
+    }
+    if !allow_private && let Some(class) = addrs.iter().find_map(|a| crate::egress::classify(a.ip())) {
+        return Err(Error::invalid_input("url", &format!("resolves to a non-public address: {}", class.as_str())));
+    }
+    Ok(addrs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,5 +218,45 @@ mod tests {
         assert_eq!(verify(&other, "msg_1", "1000", &both, body, 1000), Err(VerifyError::NoMatch));
         assert_eq!(verify(&a, "msg_1", "+1000", &both, body, 1000), Err(VerifyError::BadTimestamp));
         assert_eq!(verify(&a, "msg_1", "1000", "v2,abc v1,!!", body, 1000), Err(VerifyError::NoMatch));
+    }
+
+    #[test]
+    fn urls_are_https_public_and_short() {
+        let rule = "url must be an absolute https URL without credentials, at most 2048 characters";
+        for bad in [
+            "http://example.com/hook",
+            "https://user:pw@example.com/hook",
+            "https://user@example.com/hook",
+            "/hook",
+            "ftp://example.com/hook",
+            "not a url",
+        ] {
+            assert_eq!(check_url(bad, false).unwrap_err().message(), rule, "{bad}");
+        }
+        let long = format!("https://example.com/{}", "a".repeat(MAX_URL_LEN));
+        assert_eq!(check_url(&long, false).unwrap_err().message(), rule);
+        assert!(check_url("http://127.0.0.1:9/hook", true).is_ok());
+        let refused =
+            |u: &str| check_destination(&check_url(u, false).unwrap(), false).unwrap_err().message().to_owned();
+        for (u, class) in [
+            ("https://127.0.0.1/h", "loopback"),
+            ("https://[::1]/h", "loopback"),
+            ("https://10.0.0.1/h", "private"),
+            ("https://172.16.5.4/h", "private"),
+            ("https://192.168.0.1/h", "private"),
+            ("https://169.254.169.254/latest/meta-data", "cloud-metadata"),
+            ("https://100.64.0.1/h", "cgnat"),
+            ("https://[::ffff:127.0.0.1]/h", "loopback"),
+            ("https://2130706433/h", "loopback"),
+            ("https://0177.0.0.1/h", "loopback"),
+            ("https://0x7f000001/h", "loopback"),
+            ("https://localhost/h", "loopback"),
+        ] {
+            assert_eq!(refused(u), format!("url resolves to a non-public address: {class}"), "{u}");
+        }
+        let nowhere = check_url("https://no-such-host.invalid/h", false).unwrap();
+        assert_eq!(check_destination(&nowhere, false).unwrap_err().message(), "url host does not resolve");
+        assert_eq!(check_destination(&nowhere, true).unwrap_err().message(), "url host does not resolve");
+        assert!(check_destination(&check_url("http://127.0.0.1:9/h", true).unwrap(), true).is_ok());
     }
 }
