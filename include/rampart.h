@@ -261,6 +261,18 @@ enum rampart_status
    */
   RAMPART_STATUS_PURCHASE_HOLD = 41,
   /**
+   * 404 `webhook_endpoint_not_found`: "Webhook endpoint not found"
+   */
+  RAMPART_STATUS_WEBHOOK_ENDPOINT_NOT_FOUND = 42,
+  /**
+   * 404 `webhook_message_not_found`: "Webhook message not found"
+   */
+  RAMPART_STATUS_WEBHOOK_MESSAGE_NOT_FOUND = 43,
+  /**
+   * 409 `too_many_webhook_endpoints`: "At most 10 webhook endpoints"
+   */
+  RAMPART_STATUS_TOO_MANY_WEBHOOK_ENDPOINTS = 44,
+  /**
    * 500 `panic`: a Rust panic was caught at the C boundary (a bug in Rampart, to report).
    * Not an error kind of the core; its message is the same as `RAMPART_STATUS_INTERNAL`'s.
    */

@@ -14,7 +14,7 @@
 
 pg-test:
 	scripts/with-postgres.sh sh -c '$(CARGO) test -p rampart-core --features postgres-tests --locked \
-	  --lib --test conformance --test checkout --test audit --test recovery -- postgres:: && \
+	  --lib --test conformance --test checkout --test audit --test recovery --test webhooks -- postgres:: && \
 	  $(CARGO) test -p rampart-core --features postgres-tests --locked --test postgres && \
 	  $(CARGO) test -p rampart-server --locked --features postgres-tests --test postgres --test postgres_faults --test postgres_outage'
 

@@ -46,6 +46,9 @@ export type RampartErrorCode =
   | 'sign_in_unavailable'
   | 'factor_conflict'
   | 'purchase_hold'
+  | 'webhook_endpoint_not_found'
+  | 'webhook_message_not_found'
+  | 'too_many_webhook_endpoints'
   // The widget's whole-call failures (`options_invalid`, `target_invalid`, `chain_unknown`,
   // the signature checks, ...), each a 400.
   | (string & {})

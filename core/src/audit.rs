@@ -29,6 +29,9 @@ pub mod event {
     pub const RECOVERY_CODE_USED: &str = "recovery_code.used";
     /// A used recovery code was presented again: the code sheet has leaked.
     pub const RECOVERY_CODE_REUSED: &str = "recovery_code.reused";
+    /// A webhook endpoint was created, deleted, disabled or had its secret rotated
+    /// (`details.endpointId`, `details.change`).
+    pub const WEBHOOK_ENDPOINT_CHANGED: &str = "webhook.endpoint_changed";
     /// The 100th consecutive failure locked 2FA.
     pub const LOCKED: &str = "2fa.locked";
     /// An operator cleared the failure count (`details.failures`: the count before).

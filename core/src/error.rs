@@ -96,11 +96,17 @@ pub enum ErrorKind {
     FactorConflict = 40,
     /// 403: purchases are on hold after a 2FA recovery or reset; the message says until when.
     PurchaseHold = 41,
+    /// 404: no webhook endpoint with this id for the partner.
+    WebhookEndpointNotFound = 42,
+    /// 404: no webhook message with this id for the partner.
+    WebhookMessageNotFound = 43,
+    /// 409: the partner has 10 webhook endpoints already.
+    TooManyWebhookEndpoints = 44,
 }
 
 impl ErrorKind {
     /// Every kind, in numeric order.
-    pub const ALL: [ErrorKind; 41] = [
+    pub const ALL: [ErrorKind; 44] = [
         Self::Unauthorized,
         Self::PayloadTooLarge,
         Self::InvalidInput,
@@ -142,6 +148,9 @@ impl ErrorKind {
         Self::SignInUnavailable,
         Self::FactorConflict,
         Self::PurchaseHold,
+        Self::WebhookEndpointNotFound,
+        Self::WebhookMessageNotFound,
+        Self::TooManyWebhookEndpoints,
     ];
 
     /// The stable snake_case name of the kind.
@@ -188,6 +197,9 @@ impl ErrorKind {
             Self::SignInUnavailable => "sign_in_unavailable",
             Self::FactorConflict => "factor_conflict",
             Self::PurchaseHold => "purchase_hold",
+            Self::WebhookEndpointNotFound => "webhook_endpoint_not_found",
+            Self::WebhookMessageNotFound => "webhook_message_not_found",
+            Self::TooManyWebhookEndpoints => "too_many_webhook_endpoints",
         }
     }
 
@@ -215,10 +227,15 @@ impl ErrorKind {
             | Self::WidgetNotApproved
             | Self::OriginNotAllowed
             | Self::PurchaseHold => 403,
-            Self::AlreadyEnabled | Self::NotCreated | Self::NotEnabled => 409,
+            Self::AlreadyEnabled | Self::NotCreated | Self::NotEnabled | Self::TooManyWebhookEndpoints => 409,
             Self::Locked => 423,
             Self::Throttled | Self::SignInThrottled => 429,
-            Self::NotFound | Self::PartnerNotFound | Self::OrderNotFound | Self::ContactNotFound => 404,
+            Self::NotFound
+            | Self::PartnerNotFound
+            | Self::OrderNotFound
+            | Self::ContactNotFound
+            | Self::WebhookEndpointNotFound
+            | Self::WebhookMessageNotFound => 404,
             Self::MethodNotAllowed => 405,
             Self::CreateFailed
             | Self::EnableFailed
@@ -277,6 +294,9 @@ impl ErrorKind {
             Self::SignInUnavailable => "Email sign-in is unavailable on this server",
             Self::FactorConflict => "Give token or recoveryCode, not both",
             Self::PurchaseHold => "Purchases are on hold after a 2FA reset",
+            Self::WebhookEndpointNotFound => "Webhook endpoint not found",
+            Self::WebhookMessageNotFound => "Webhook message not found",
+            Self::TooManyWebhookEndpoints => "At most 10 webhook endpoints",
         }
     }
 

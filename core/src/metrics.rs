@@ -20,7 +20,7 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, Prometheu
 use crate::ids::{ContactId, OrderId, PartnerId};
 use crate::store::{
     AuditHead, AuditRow, ContactRecord, Effects, OrderRecord, PartnerRecord, SealedSample, SessionRecord, SignInRecord,
-    Store, StoreError,
+    Store, StoreError, WebhookEndpointRecord,
 };
 
 /// Histogram buckets, in seconds: 0.5 ms to 5 s.
@@ -447,6 +447,16 @@ impl Store for Metered {
     }
     fn count_partners(&self) -> Result<u64, StoreError> {
         self.watch("count_partners", self.inner.count_partners())
+    }
+    fn webhook_endpoints(&self, partner: &PartnerId) -> Result<Vec<WebhookEndpointRecord>, StoreError> {
+        self.watch("webhook_endpoints", self.inner.webhook_endpoints(partner))
+    }
+    fn update_webhook_endpoints(
+        &self,
+        partner: &PartnerId,
+        f: &mut dyn FnMut(&mut Vec<WebhookEndpointRecord>, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.watch("update_webhook_endpoints", self.inner.update_webhook_endpoints(partner, f))
     }
     fn contact(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<ContactRecord>, StoreError> {
         self.watch("contact", self.inner.contact(partner, contact))

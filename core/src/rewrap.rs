@@ -19,7 +19,7 @@ const PAGE: usize = 512;
 pub struct RewrapReport {
     /// The current master key id: every secret it could open is now sealed under it.
     pub key_id: u32,
-    /// Sealed secrets (enabled or pending) looked at.
+    /// Sealed secrets (enabled or pending 2FA secrets, webhook signing secrets) looked at.
     pub examined: u64,
     /// Secrets re-sealed under the current key.
     pub rewrapped: u64,
@@ -28,13 +28,38 @@ pub struct RewrapReport {
     pub unopenable: u64,
 }
 
-/// One contact's outcome, recomputed each time the store runs the update.
+/// One contact's (or one partner's endpoints') outcome, recomputed each time the store runs
+/// the update.
 #[derive(Default)]
 struct Outcome {
     examined: u64,
     rewrapped: u64,
     unopenable: u64,
     error: Option<Error>,
+}
+
+impl Outcome {
+    fn merge(&mut self, other: Outcome) {
+        self.examined += other.examined;
+        self.rewrapped += other.rewrapped;
+        self.unopenable += other.unopenable;
+        if self.error.is_none() {
+            self.error = other.error;
+        }
+    }
+}
+
+impl RewrapReport {
+    /// Count an outcome, or stop at its error.
+    fn add(&mut self, outcome: Outcome) -> Result<()> {
+        if let Some(e) = outcome.error {
+            return Err(e);
+        }
+        self.examined += outcome.examined;
+        self.rewrapped += outcome.rewrapped;
+        self.unopenable += outcome.unopenable;
+        Ok(())
+    }
 }
 
 impl Service {
@@ -46,7 +71,7 @@ impl Service {
     pub fn rewrap_secrets(&self, operator: &str) -> Result<RewrapReport> {
         let actor = Self::operator(operator)?;
         let mut report = RewrapReport { key_id: self.keys().current_key_id(), ..RewrapReport::default() };
-        let mut audited: Option<PartnerId> = None;
+        let mut audited: std::collections::HashSet<PartnerId> = std::collections::HashSet::new();
         let mut cursor = None;
         loop {
             let page = self.store().contacts_with_secrets(cursor, PAGE).map_err(Self::internal)?;
@@ -55,7 +80,7 @@ impl Service {
                 // A partner's first change carries its `keys.rewrapped` event, in the same
                 // transaction; a partner with nothing to re-seal records nothing.
                 let mut outcome = Outcome::default();
-                let first = audited != Some(partner);
+                let first = !audited.contains(&partner);
                 self.store()
                     .update_contact(&partner, &contact, &mut |rec, effects| {
                         outcome = self.reseal(&partner, &contact, rec);
@@ -68,16 +93,38 @@ impl Service {
                     })
                     .map_err(Self::internal)?;
                 if outcome.rewrapped > 0 && outcome.error.is_none() {
-                    audited = Some(partner);
+                    audited.insert(partner);
                 }
-                if let Some(e) = outcome.error {
-                    return Err(e);
-                }
-                report.examined += outcome.examined;
-                report.rewrapped += outcome.rewrapped;
-                report.unopenable += outcome.unopenable;
+                report.add(outcome)?;
             }
             cursor = Some(last);
+        }
+        // Webhook endpoints' secrets, partner by partner (each partner has at most 10).
+        for (partner, _) in self.store().audit_heads().map_err(Self::internal)? {
+            let mut outcome = Outcome::default();
+            let first = !audited.contains(&partner);
+            self.store()
+                .update_webhook_endpoints(&partner, &mut |list, effects| {
+                    outcome = Outcome::default();
+                    for e in list.iter_mut() {
+                        let key = ContactId::from_uuid(e.id);
+                        let mut current = Some(std::mem::take(&mut e.secret));
+                        outcome.merge(self.reseal_slots(
+                            &partner,
+                            &key,
+                            [(Field::WebhookSecret, &mut current), (Field::WebhookSecret, &mut e.previous_secret)],
+                        ));
+                        e.secret = current.unwrap_or_default();
+                    }
+                    let write = outcome.rewrapped > 0 && outcome.error.is_none();
+                    if write && first {
+                        let key = details([("keyId", Value::from(report.key_id))]);
+                        effects.audit(self.draft(&actor, event::KEYS_REWRAPPED, None, key));
+                    }
+                    write
+                })
+                .map_err(Self::internal)?;
+            report.add(outcome)?;
         }
         tracing::info!(
             target: "rampart::audit",
@@ -93,8 +140,19 @@ impl Service {
 
     /// Re-seals the record's secrets that are not under the current key, in place.
     fn reseal(&self, partner: &PartnerId, contact: &ContactId, rec: &mut ContactRecord) -> Outcome {
+        self.reseal_slots(partner, contact, [(Field::Secret, &mut rec.secret), (Field::Pending, &mut rec.pending)])
+    }
+
+    /// Re-seals each sealed value not under the current key, in place; `key` is the contact
+    /// (or endpoint) id the values are bound to.
+    fn reseal_slots<'a>(
+        &self,
+        partner: &PartnerId,
+        contact: &ContactId,
+        slots: impl IntoIterator<Item = (Field, &'a mut Option<Vec<u8>>)>,
+    ) -> Outcome {
         let mut outcome = Outcome::default();
-        for (field, slot) in [(Field::Secret, &mut rec.secret), (Field::Pending, &mut rec.pending)] {
+        for (field, slot) in slots {
             let Some(sealed) = slot.as_ref() else { continue };
             outcome.examined += 1;
             if self.keys().is_current(sealed) {

@@ -10,10 +10,11 @@ use crate::chain::Actor;
 use crate::clock::{Clock, SystemClock};
 use crate::crypto::KeyRing;
 use crate::error::{Error, ErrorKind, Result};
+use crate::ids::ContactId;
 use crate::metrics::{Metered, Metrics};
 use crate::store::{Store, StoreError};
 use crate::totp;
-use crate::vocab::Environment;
+use crate::vocab::{Environment, Field};
 
 /// Default number of time steps accepted either side of now.
 pub const DEFAULT_WINDOW: u8 = 1;
@@ -56,6 +57,9 @@ pub struct Config {
     /// Seconds a contact may not purchase after a disable by recovery code or an operator
     /// reset, 0..=604800. Default 86400 (24 hours).
     pub purchase_hold_secs: u64,
+    /// Webhook endpoints may use `http` and loopback or private addresses (tests, local
+    /// development); never in production. Default off.
+    pub webhook_allow_private: bool,
     /// Record metrics (SPEC 9.2). Default on; off, [`Service::metrics_text`] shows only
     /// `rampart_build_info` and recording costs nothing (a server that serves no metrics).
     pub metrics: bool,
@@ -75,6 +79,7 @@ impl Default for Config {
             session_idle_secs: crate::checkout::SESSION_IDLE_SECS,
             sign_in_code_ttl_secs: crate::checkout::SIGN_IN_CODE_TTL_SECS,
             purchase_hold_secs: crate::recovery::DEFAULT_HOLD_SECS,
+            webhook_allow_private: false,
             metrics: true,
         }
     }
@@ -94,6 +99,7 @@ impl fmt::Debug for Config {
             .field("session_idle_secs", &self.session_idle_secs)
             .field("sign_in_code_ttl_secs", &self.sign_in_code_ttl_secs)
             .field("purchase_hold_secs", &self.purchase_hold_secs)
+            .field("webhook_allow_private", &self.webhook_allow_private)
             .field("metrics", &self.metrics)
             .finish()
     }
@@ -127,6 +133,9 @@ impl Config {
         }
         if self.purchase_hold_secs > crate::recovery::MAX_HOLD_SECS {
             return Err(Error::invalid_input("purchase_hold_secs", "must be 0 to 604800"));
+        }
+        if self.webhook_allow_private && self.environment == Environment::Production {
+            return Err(Error::config("webhook_allow_private is for tests and development, never production"));
         }
         if self.auth_cache_ttl > MAX_AUTH_CACHE_TTL {
             return Err(Error::config("authentication cache lifetime must be at most 60 seconds"));
@@ -234,6 +243,12 @@ impl ServiceBuilder {
     /// Record metrics (default on; see [`Config::metrics`]).
     pub fn metrics(mut self, on: bool) -> Self {
         self.config.metrics = on;
+        self
+    }
+
+    /// Let webhook endpoints use `http` and loopback or private addresses (sandbox only).
+    pub fn webhook_allow_private(mut self, on: bool) -> Self {
+        self.config.webhook_allow_private = on;
         self
     }
 
@@ -397,6 +412,22 @@ impl KeyRing {
             let Some(id) = crate::crypto::key_id_of(&s.sealed) else { continue };
             let opens = self.open(&s.partner_id, &s.contact_id, s.field, &s.sealed).is_ok();
             *by_key.entry(id).or_default() |= opens;
+        }
+        // Webhook endpoints' signing secrets (at most 10 a partner), under their endpoint's id.
+        let unreadable =
+            |e| Error::config("cannot read the stored webhook secrets to check the master keys").with_cause(e);
+        for (partner, _) in store.audit_heads().map_err(unreadable)? {
+            for e in store.webhook_endpoints(&partner).map_err(unreadable)? {
+                let key = ContactId::from_uuid(e.id);
+                for sealed in std::iter::once(&e.secret).chain(e.previous_secret.as_ref()) {
+                    let Some(id) = crate::crypto::key_id_of(sealed) else { continue };
+                    if by_key.get(&id) == Some(&true) {
+                        continue;
+                    }
+                    let opens = self.open(&partner, &key, Field::WebhookSecret, sealed).is_ok();
+                    *by_key.entry(id).or_default() |= opens;
+                }
+            }
         }
         match by_key.into_iter().find(|&(_, opened)| !opened) {
             Some((id, _)) => Err(Error::config(self.key_problem(id))),

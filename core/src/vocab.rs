@@ -55,6 +55,9 @@ pub enum Field {
     Secret,
     /// A created secret not yet confirmed.
     Pending,
+    /// A webhook endpoint's signing secret (sealed under the endpoint's id in place of a
+    /// contact's).
+    WebhookSecret,
 }
 
 impl Field {
@@ -62,6 +65,7 @@ impl Field {
         match self {
             Self::Secret => b"secret",
             Self::Pending => b"pending",
+            Self::WebhookSecret => b"webhook_secret",
         }
     }
 }

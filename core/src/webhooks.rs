@@ -16,8 +16,15 @@ use sha2::Sha256;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
+use serde_json::Value;
+
+use crate::audit::{Actor, details, event};
 use crate::crypto::fill_random;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
+use crate::ids::{ContactId, PartnerId};
+use crate::service::Service;
+use crate::store::WebhookEndpointRecord;
+use crate::vocab::Field;
 
 /// How far a message's timestamp may be from now, either way.
 pub const TOLERANCE_SECS: u64 = 5 * 60;
@@ -182,6 +189,207 @@ pub fn check_destination(url: &url::Url, allow_private: bool) -> Result<Vec<std:
         return Err(Error::invalid_input("url", &format!("resolves to a non-public address: {}", class.as_str())));
     }
     Ok(addrs)
+}
+
+/// Every event a webhook endpoint can receive (SPEC 10).
+pub const EVENTS: [&str; 11] = [
+    "order.created",
+    "order.completed",
+    "order.failed",
+    "2fa.enabled",
+    "2fa.disabled",
+    "2fa.reset",
+    "2fa.locked",
+    "recovery_code.used",
+    "widget.approved",
+    "widget.unapproved",
+    "webhook.test",
+];
+
+/// The most endpoints a partner may have.
+pub const MAX_ENDPOINTS: usize = 10;
+
+/// How long the secret before a rotation keeps signing.
+pub const ROTATION_OVERLAP_SECS: u64 = 24 * 3600;
+
+/// A webhook endpoint as the partner sees it: never a secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookEndpoint {
+    /// Id (a UUID).
+    pub id: uuid::Uuid,
+    /// Where messages go.
+    pub url: String,
+    /// The events it receives.
+    pub events: Vec<String>,
+    /// Messages are sent to it.
+    pub enabled: bool,
+    /// Unix seconds.
+    pub created_at: u64,
+}
+
+impl From<&WebhookEndpointRecord> for WebhookEndpoint {
+    fn from(r: &WebhookEndpointRecord) -> Self {
+        Self { id: r.id, url: r.url.clone(), events: r.events.clone(), enabled: r.enabled, created_at: r.created_at }
+    }
+}
+
+/// The events of a new endpoint: at least one, each known, in the order given, once each.
+fn check_events(events: &[&str]) -> Result<Vec<String>> {
+    if events.is_empty() {
+        return Err(Error::invalid_input("events", "must name at least one event"));
+    }
+    let mut out: Vec<String> = Vec::with_capacity(events.len());
+    for name in events {
+        if !EVENTS.contains(name) {
+            return Err(Error::invalid_input("events", &format!("has an unknown event: {name}")));
+        }
+        if !out.iter().any(|e| e == name) {
+            out.push((*name).to_owned());
+        }
+    }
+    Ok(out)
+}
+
+fn endpoint_id(text: &str) -> Result<uuid::Uuid> {
+    uuid::Uuid::try_parse(text).map_err(|_| ErrorKind::WebhookEndpointNotFound.into())
+}
+
+impl Service {
+    /// The sealing key's "contact" of an endpoint's secret: the endpoint's own id.
+    fn endpoint_key(id: &uuid::Uuid) -> ContactId {
+        ContactId::from_uuid(*id)
+    }
+
+    /// Create a webhook endpoint (SPEC 10): the URL checked (form, then every resolved address
+    /// public unless [`Config::webhook_allow_private`](crate::Config::webhook_allow_private)),
+    /// the events known, at most 10 endpoints. Returns the endpoint and its new secret, shown
+    /// only now. Audited as `webhook.endpoint_changed` (`created`).
+    pub fn create_webhook_endpoint(
+        &self,
+        partner: &PartnerId,
+        url: &str,
+        events: &[&str],
+    ) -> Result<(WebhookEndpoint, Zeroizing<String>)> {
+        let allow_private = self.config().webhook_allow_private;
+        let parsed = check_url(url, allow_private)?;
+        let events = check_events(events)?;
+        self.partner_record(partner)?;
+        check_destination(&parsed, allow_private)?;
+        let id = uuid::Uuid::new_v4();
+        let secret = WebhookSecret::generate()?;
+        let sealed = self.keys().seal(partner, &Self::endpoint_key(&id), Field::WebhookSecret, secret.as_bytes())?;
+        let record = WebhookEndpointRecord {
+            id,
+            partner_id: *partner,
+            url: parsed.to_string(),
+            events,
+            enabled: true,
+            secret: sealed,
+            previous_secret: None,
+            previous_until: None,
+            created_at: self.now(),
+            failing_since: None,
+        };
+        let mut full = false;
+        let mut pending = Some(record.clone());
+        self.store()
+            .update_webhook_endpoints(partner, &mut |list, effects| {
+                full = list.len() >= MAX_ENDPOINTS;
+                if full {
+                    return false;
+                }
+                list.extend(pending.take());
+                effects.audit(self.endpoint_changed(&id, "created"));
+                true
+            })
+            .map_err(Self::internal)?;
+        if full {
+            return Err(ErrorKind::TooManyWebhookEndpoints.into());
+        }
+        Ok((WebhookEndpoint::from(&record), secret.to_text()))
+    }
+
+    fn endpoint_changed(&self, id: &uuid::Uuid, change: &'static str) -> crate::chain::AuditDraft {
+        let d = details([("endpointId", Value::from(id.to_string())), ("change", Value::from(change))]);
+        self.draft(&Actor::Partner, event::WEBHOOK_ENDPOINT_CHANGED, None, d)
+    }
+
+    /// The partner's webhook endpoints, oldest first (never a secret).
+    pub fn webhook_endpoints(&self, partner: &PartnerId) -> Result<Vec<WebhookEndpoint>> {
+        self.partner_record(partner)?;
+        let list = self.store().webhook_endpoints(partner).map_err(Self::internal)?;
+        Ok(list.iter().map(WebhookEndpoint::from).collect())
+    }
+
+    /// Delete one of the partner's endpoints (404 "Webhook endpoint not found" for an unknown id
+    /// or another partner's). Audited (`deleted`).
+    pub fn delete_webhook_endpoint(&self, partner: &PartnerId, id: &str) -> Result<()> {
+        let id = endpoint_id(id)?;
+        let mut found = false;
+        let exists = self
+            .store()
+            .update_webhook_endpoints(partner, &mut |list, effects| {
+                let before = list.len();
+                list.retain(|e| e.id != id);
+                found = list.len() != before;
+                if found {
+                    effects.audit(self.endpoint_changed(&id, "deleted"));
+                }
+                found
+            })
+            .map_err(Self::internal)?;
+        if !exists {
+            return Err(ErrorKind::PartnerNotFound.into());
+        }
+        if found { Ok(()) } else { Err(ErrorKind::WebhookEndpointNotFound.into()) }
+    }
+
+    /// A new secret for one of the partner's endpoints, shown only now; the old one keeps
+    /// signing beside it for 24 hours. Audited (`secret_rotated`).
+    pub fn rotate_webhook_secret(&self, partner: &PartnerId, id: &str) -> Result<Zeroizing<String>> {
+        let id = endpoint_id(id)?;
+        let secret = WebhookSecret::generate()?;
+        let sealed = self.keys().seal(partner, &Self::endpoint_key(&id), Field::WebhookSecret, secret.as_bytes())?;
+        let until = self.now().saturating_add(ROTATION_OVERLAP_SECS);
+        let mut found = false;
+        let exists = self
+            .store()
+            .update_webhook_endpoints(partner, &mut |list, effects| {
+                let Some(e) = list.iter_mut().find(|e| e.id == id) else {
+                    found = false;
+                    return false;
+                };
+                found = true;
+                e.previous_secret = Some(std::mem::replace(&mut e.secret, sealed.clone()));
+                e.previous_until = Some(until);
+                effects.audit(self.endpoint_changed(&id, "secret_rotated"));
+                true
+            })
+            .map_err(Self::internal)?;
+        if !exists {
+            return Err(ErrorKind::PartnerNotFound.into());
+        }
+        if found { Ok(secret.to_text()) } else { Err(ErrorKind::WebhookEndpointNotFound.into()) }
+    }
+
+    /// The secrets that sign for an endpoint now: the current one, and the one before a
+    /// rotation while it overlaps.
+    pub fn signing_secrets(&self, e: &WebhookEndpointRecord) -> Result<Vec<WebhookSecret>> {
+        let key = Self::endpoint_key(&e.id);
+        let open = |sealed: &[u8]| {
+            self.keys()
+                .open(&e.partner_id, &key, Field::WebhookSecret, sealed)
+                .map(|b| WebhookSecret::from_bytes(&b))
+                .map_err(|err| Error::new(ErrorKind::Internal).with_cause(err))
+        };
+        let mut out = vec![open(&e.secret)?];
+        if let (Some(prev), Some(until)) = (&e.previous_secret, e.previous_until)
+            && self.now() < until
+        {
+            out.push(open(prev)?);
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use rampart_core::ids::OrderId;
 use rampart_core::lifecycle;
 use rampart_core::store::{
     AuditHead, AuditRow, ContactRecord, Effects, FaultyStore, OrderRecord, OrderStatus, PartnerRecord, SessionRecord,
-    SignInRecord, Store, StoreError,
+    SignInRecord, Store, StoreError, WebhookEndpointRecord,
 };
 use rampart_core::widget::WidgetConfig;
 use rampart_core::{
@@ -1124,6 +1124,18 @@ impl Store for Trip {
     fn count_partners(&self) -> Result<u64, StoreError> {
         self.check("count_partners")?;
         self.inner.count_partners()
+    }
+    fn webhook_endpoints(&self, p: &PartnerId) -> Result<Vec<WebhookEndpointRecord>, StoreError> {
+        self.check("webhook_endpoints")?;
+        self.inner.webhook_endpoints(p)
+    }
+    fn update_webhook_endpoints(
+        &self,
+        p: &PartnerId,
+        f: &mut dyn FnMut(&mut Vec<WebhookEndpointRecord>, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.check("update_webhook_endpoints")?;
+        self.inner.update_webhook_endpoints(p, f)
     }
     fn contact(&self, p: &PartnerId, c: &ContactId) -> Result<Option<ContactRecord>, StoreError> {
         self.check("contact")?;

@@ -398,6 +398,8 @@ impl World {
         let sealed = match field {
             Field::Secret => record.secret,
             Field::Pending => record.pending,
+            // Contacts hold no webhook secrets.
+            Field::WebhookSecret => None,
         }?;
         let plain = self.keys.open(&partner, &contact, field, &sealed).ok()?;
         Secret::from_bytes(plain.to_vec()).ok()

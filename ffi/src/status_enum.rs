@@ -101,6 +101,12 @@ pub enum rampart_status {
     RAMPART_STATUS_FACTOR_CONFLICT = 40,
     /// 403 `purchase_hold`: "Purchases are on hold after a 2FA reset"
     RAMPART_STATUS_PURCHASE_HOLD = 41,
+    /// 404 `webhook_endpoint_not_found`: "Webhook endpoint not found"
+    RAMPART_STATUS_WEBHOOK_ENDPOINT_NOT_FOUND = 42,
+    /// 404 `webhook_message_not_found`: "Webhook message not found"
+    RAMPART_STATUS_WEBHOOK_MESSAGE_NOT_FOUND = 43,
+    /// 409 `too_many_webhook_endpoints`: "At most 10 webhook endpoints"
+    RAMPART_STATUS_TOO_MANY_WEBHOOK_ENDPOINTS = 44,
     /// 500 `panic`: a Rust panic was caught at the C boundary (a bug in Rampart, to report).
     /// Not an error kind of the core; its message is the same as `RAMPART_STATUS_INTERNAL`'s.
     RAMPART_STATUS_PANIC = 255,
@@ -151,6 +157,9 @@ impl rampart_status {
             ErrorKind::SignInUnavailable => Self::RAMPART_STATUS_SIGN_IN_UNAVAILABLE,
             ErrorKind::FactorConflict => Self::RAMPART_STATUS_FACTOR_CONFLICT,
             ErrorKind::PurchaseHold => Self::RAMPART_STATUS_PURCHASE_HOLD,
+            ErrorKind::WebhookEndpointNotFound => Self::RAMPART_STATUS_WEBHOOK_ENDPOINT_NOT_FOUND,
+            ErrorKind::WebhookMessageNotFound => Self::RAMPART_STATUS_WEBHOOK_MESSAGE_NOT_FOUND,
+            ErrorKind::TooManyWebhookEndpoints => Self::RAMPART_STATUS_TOO_MANY_WEBHOOK_ENDPOINTS,
             _ => Self::RAMPART_STATUS_INTERNAL,
         }
     }
@@ -200,6 +209,9 @@ impl rampart_status {
             39 => Some(Self::RAMPART_STATUS_SIGN_IN_UNAVAILABLE),
             40 => Some(Self::RAMPART_STATUS_FACTOR_CONFLICT),
             41 => Some(Self::RAMPART_STATUS_PURCHASE_HOLD),
+            42 => Some(Self::RAMPART_STATUS_WEBHOOK_ENDPOINT_NOT_FOUND),
+            43 => Some(Self::RAMPART_STATUS_WEBHOOK_MESSAGE_NOT_FOUND),
+            44 => Some(Self::RAMPART_STATUS_TOO_MANY_WEBHOOK_ENDPOINTS),
             255 => Some(Self::RAMPART_STATUS_PANIC),
             _ => None,
         }

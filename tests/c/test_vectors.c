@@ -158,6 +158,9 @@ static const struct {
     {RAMPART_STATUS_SIGN_IN_UNAVAILABLE, "sign_in_unavailable"},
     {RAMPART_STATUS_FACTOR_CONFLICT, "factor_conflict"},
     {RAMPART_STATUS_PURCHASE_HOLD, "purchase_hold"},
+    {RAMPART_STATUS_WEBHOOK_ENDPOINT_NOT_FOUND, "webhook_endpoint_not_found"},
+    {RAMPART_STATUS_WEBHOOK_MESSAGE_NOT_FOUND, "webhook_message_not_found"},
+    {RAMPART_STATUS_TOO_MANY_WEBHOOK_ENDPOINTS, "too_many_webhook_endpoints"},
 };
 #define HEADER_STATUS_COUNT (sizeof HEADER_STATUSES / sizeof HEADER_STATUSES[0])
 

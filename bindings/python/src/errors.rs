@@ -29,13 +29,18 @@ fn class_name(kind: ErrorKind) -> &'static str {
         | K::NotCreated
         | K::NotEnabled
         | K::TwoFactorRequired
-        | K::PurchaseHold => "ConflictError",
+        | K::PurchaseHold
+        | K::TooManyWebhookEndpoints => "ConflictError",
         K::SandboxOnly | K::WidgetNotApproved | K::OriginNotAllowed => "ForbiddenError",
         K::Locked => "LockedError",
         K::Throttled | K::SignInThrottled => "ThrottledError",
-        K::NotFound | K::PartnerNotFound | K::MethodNotAllowed | K::OrderNotFound | K::ContactNotFound => {
-            "NotFoundError"
-        }
+        K::NotFound
+        | K::PartnerNotFound
+        | K::MethodNotAllowed
+        | K::OrderNotFound
+        | K::ContactNotFound
+        | K::WebhookEndpointNotFound
+        | K::WebhookMessageNotFound => "NotFoundError",
         K::PurchasesUnavailable | K::SignInUnavailable => "UnavailableError",
         K::Config => "ConfigError",
         _ => "StorageError",

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{
     AuditHead, AuditRow, ContactRecord, Effects, MemoryStore, OrderRecord, PartnerRecord, SessionRecord, SignInRecord,
-    Store, StoreError,
+    Store, StoreError, WebhookEndpointRecord,
 };
 use crate::ids::{ContactId, OrderId, PartnerId};
 
@@ -142,6 +142,20 @@ impl<S: Store> Store for FaultyStore<S> {
     fn count_partners(&self) -> Result<u64, StoreError> {
         self.partner_read()?;
         self.inner.count_partners()
+    }
+
+    fn webhook_endpoints(&self, partner: &PartnerId) -> Result<Vec<WebhookEndpointRecord>, StoreError> {
+        self.read()?;
+        self.inner.webhook_endpoints(partner)
+    }
+
+    fn update_webhook_endpoints(
+        &self,
+        partner: &PartnerId,
+        f: &mut dyn FnMut(&mut Vec<WebhookEndpointRecord>, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.read()?;
+        self.update(|g| self.inner.update_webhook_endpoints(partner, g), f)
     }
 
     fn contact(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<ContactRecord>, StoreError> {

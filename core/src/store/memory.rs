@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::{
     AuditHead, AuditRow, ContactRecord, Effects, OrderRecord, PartnerRecord, SessionRecord, SignInRecord, Store,
-    StoreError,
+    StoreError, WebhookEndpointRecord,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -20,6 +20,7 @@ struct Inner {
     sign_ins: HashMap<(PartnerId, String), SignInRecord>,
     emails: HashMap<(PartnerId, String), ContactId>,
     orders: HashMap<OrderId, OrderRecord>,
+    webhook_endpoints: HashMap<PartnerId, Vec<WebhookEndpointRecord>>,
 }
 
 /// A store in process memory; one lock makes every update atomic.
@@ -114,6 +115,29 @@ impl Store for MemoryStore {
 
     fn count_partners(&self) -> Result<u64, StoreError> {
         Ok(self.lock().partners.len() as u64)
+    }
+
+    fn webhook_endpoints(&self, partner: &PartnerId) -> Result<Vec<WebhookEndpointRecord>, StoreError> {
+        Ok(self.lock().webhook_endpoints.get(partner).cloned().unwrap_or_default())
+    }
+
+    fn update_webhook_endpoints(
+        &self,
+        partner: &PartnerId,
+        f: &mut dyn FnMut(&mut Vec<WebhookEndpointRecord>, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError> {
+        let mut inner = self.lock();
+        if !inner.partners.contains_key(partner) {
+            return Ok(false);
+        }
+        let mut list = inner.webhook_endpoints.get(partner).cloned().unwrap_or_default();
+        let mut effects = Effects::default();
+        let write = f(&mut list, &mut effects);
+        inner.write_effects(partner, &effects)?;
+        if write {
+            inner.webhook_endpoints.insert(*partner, list);
+        }
+        Ok(true)
     }
 
     fn contact(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<ContactRecord>, StoreError> {

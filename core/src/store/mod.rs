@@ -237,6 +237,44 @@ impl fmt::Debug for ContactRecord {
     }
 }
 
+/// A partner's webhook endpoint as stored (SPEC 10). `Debug` leaves out the secrets.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WebhookEndpointRecord {
+    /// Id (random).
+    pub id: uuid::Uuid,
+    /// The partner it belongs to.
+    pub partner_id: PartnerId,
+    /// Where messages go: an absolute URL, checked at save.
+    pub url: String,
+    /// The event names it receives.
+    pub events: Vec<String>,
+    /// Messages are sent (off after a 410 or 5 days of failures).
+    pub enabled: bool,
+    /// The signing secret, sealed.
+    pub secret: Vec<u8>,
+    /// The secret before the last rotation, sealed: it also signs until `previous_until`.
+    pub previous_secret: Option<Vec<u8>>,
+    /// Until when the previous secret signs too (Unix seconds).
+    pub previous_until: Option<u64>,
+    /// Unix seconds.
+    pub created_at: u64,
+    /// Since when every message to it has failed (Unix seconds), if they do.
+    pub failing_since: Option<u64>,
+}
+
+impl fmt::Debug for WebhookEndpointRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WebhookEndpointRecord")
+            .field("id", &self.id)
+            .field("partner_id", &self.partner_id)
+            .field("url", &self.url)
+            .field("events", &self.events)
+            .field("enabled", &self.enabled)
+            .field("rotating", &self.previous_secret.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 /// A stored sealed secret, as [`Store::sealed_samples`] returns it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SealedSample {
@@ -554,6 +592,19 @@ pub trait Store: Send + Sync + fmt::Debug {
         after: u64,
         limit: usize,
     ) -> Result<Vec<AuditRow>, StoreError>;
+
+    /// A partner's webhook endpoints, oldest first.
+    fn webhook_endpoints(&self, partner: &PartnerId) -> Result<Vec<WebhookEndpointRecord>, StoreError>;
+
+    /// Atomically read a partner's webhook endpoints (oldest first), let `f` change the list
+    /// (add, remove, change) and write it, with the change's [`Effects`]. `f` returns whether to
+    /// write. Returns `false` when there is no such partner (and `f` is not called). Changes of
+    /// one partner's endpoints are serialized, so a limit checked in `f` holds.
+    fn update_webhook_endpoints(
+        &self,
+        partner: &PartnerId,
+        f: &mut dyn FnMut(&mut Vec<WebhookEndpointRecord>, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError>;
 
     /// Every partner's audit head (last `seq` and `hash`), in partner id order.
     fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError>;

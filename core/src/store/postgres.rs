@@ -57,7 +57,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{
     AuditHead, AuditRow, ContactRecord, Effects, OrderRecord, OrderStatus, PartnerRecord, RecoveryCodeSet,
-    SealedSample, SessionRecord, SignInRecord, Store, StoreError,
+    SealedSample, SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -260,6 +260,20 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE contacts ADD COLUMN recovery_failures BIGINT NOT NULL DEFAULT 0;
     ALTER TABLE contacts ADD COLUMN recovery_last_failure_at BIGINT;
     ALTER TABLE contacts ADD COLUMN hold_until BIGINT;",
+    // 4: webhook endpoints (SPEC section 10), their secrets sealed.
+    "CREATE TABLE webhook_endpoints (
+        id BYTEA PRIMARY KEY,
+        partner_id BYTEA NOT NULL,
+        url TEXT NOT NULL,
+        events TEXT NOT NULL,
+        enabled BOOLEAN NOT NULL,
+        secret BYTEA NOT NULL,
+        previous_secret BYTEA,
+        previous_until BIGINT,
+        created_at BIGINT NOT NULL,
+        failing_since BIGINT
+    );
+    CREATE INDEX webhook_endpoints_by_partner ON webhook_endpoints (partner_id, created_at, id);",
 ];
 
 /// The schema version whose migration moves the operator log into the audit chains.
@@ -271,6 +285,7 @@ const MIGRATION_CHANGED: &[&str] = &[
     "schema_migrations: version 1 was applied from SQL other than this library's (checksum differs)",
     "schema_migrations: version 2 was applied from SQL other than this library's (checksum differs)",
     "schema_migrations: version 3 was applied from SQL other than this library's (checksum differs)",
+    "schema_migrations: version 4 was applied from SQL other than this library's (checksum differs)",
 ];
 
 const _: () = assert!(MIGRATION_CHANGED.len() == MIGRATIONS.len());
@@ -1274,6 +1289,30 @@ fn write_order(client: &mut impl Sql, key: &OrderId, o: &OrderRecord, insert: bo
 
 const SELECT_PARTNER: &str = concat!("SELECT ", partner_columns!(), " FROM partners WHERE id = $1");
 const LOCK_PARTNER: &str = concat!("SELECT ", partner_columns!(), " FROM partners WHERE id = $1 FOR UPDATE");
+/// Webhook endpoint columns, in [`endpoint_from_row`]'s order.
+macro_rules! endpoint_columns {
+    () => {
+        "id, partner_id, url, events, enabled, secret, previous_secret, previous_until, created_at, failing_since"
+    };
+}
+const SELECT_ENDPOINTS: &str =
+    concat!("SELECT ", endpoint_columns!(), " FROM webhook_endpoints WHERE partner_id = $1 ORDER BY created_at, id");
+
+fn endpoint_from_row(row: &Row) -> Result<WebhookEndpointRecord, StoreError> {
+    let events: String = row.try_get(3)?;
+    Ok(WebhookEndpointRecord {
+        id: id::<uuid::Uuid>(row, 0)?,
+        partner_id: id(row, 1)?,
+        url: row.try_get(2)?,
+        events: serde_json::from_str(&events).map_err(|_| StoreError::Corrupt("endpoint events"))?,
+        enabled: row.try_get(4)?,
+        secret: row.try_get(5)?,
+        previous_secret: row.try_get(6)?,
+        previous_until: opt_time(row, 7)?,
+        created_at: time(row, 8)?,
+        failing_since: opt_time(row, 9)?,
+    })
+}
 const SELECT_CONTACT: &str =
     concat!("SELECT ", contact_columns!(), " FROM contacts WHERE partner_id = $1 AND contact_id = $2");
 const LOCK_CONTACT: &str =
@@ -1344,6 +1383,56 @@ impl Store for PostgresStore {
                 write_partner(tx, &record, false)?;
             }
             write_audit(tx, id, &effects.audit)?;
+            Ok(Finish::Commit(true))
+        })
+    }
+
+    fn webhook_endpoints(&self, partner: &PartnerId) -> Result<Vec<WebhookEndpointRecord>, StoreError> {
+        self.again_if_lost(|c| all(c, SELECT_ENDPOINTS, &[&partner.as_bytes().as_slice()], endpoint_from_row))
+    }
+
+    fn update_webhook_endpoints(
+        &self,
+        partner: &PartnerId,
+        f: &mut dyn FnMut(&mut Vec<WebhookEndpointRecord>, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError> {
+        let p = partner.as_bytes().as_slice();
+        self.write(|tx, ran| {
+            // The partner's row lock serializes changes of its endpoints.
+            if one(tx, LOCK_PARTNER, &[&p], partner_from_row)?.is_none() {
+                return Ok(Finish::Rollback(false));
+            }
+            let mut list = all(tx, SELECT_ENDPOINTS, &[&p], endpoint_from_row)?;
+            let (write, effects) = run_with_effects(ran, f, &mut list);
+            if !write && effects.is_empty() {
+                return Ok(Finish::Rollback(true));
+            }
+            if write {
+                tx.execute("DELETE FROM webhook_endpoints WHERE partner_id = $1", &[&p])?;
+                for e in &list {
+                    let events = serde_json::to_string(&e.events).map_err(|e| StoreError::Backend(Box::new(e)))?;
+                    tx.execute(
+                        concat!(
+                            "INSERT INTO webhook_endpoints (",
+                            endpoint_columns!(),
+                            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+                        ),
+                        &[
+                            &e.id.as_bytes().as_slice(),
+                            &p,
+                            &e.url,
+                            &events,
+                            &e.enabled,
+                            &e.secret,
+                            &e.previous_secret,
+                            &e.previous_until.map(to_sql_u64),
+                            &to_sql_u64(e.created_at),
+                            &e.failing_since.map(to_sql_u64),
+                        ],
+                    )?;
+                }
+            }
+            write_audit(tx, partner, &effects.audit)?;
             Ok(Finish::Commit(true))
         })
     }

@@ -19,7 +19,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavio
 
 use super::{
     AuditHead, AuditRow, ContactRecord, Effects, OrderRecord, OrderStatus, PartnerRecord, RecoveryCodeSet,
-    SealedSample, SessionRecord, SignInRecord, Store, StoreError,
+    SealedSample, SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -172,6 +172,20 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE contacts ADD COLUMN recovery_failures INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE contacts ADD COLUMN recovery_last_failure_at INTEGER;
     ALTER TABLE contacts ADD COLUMN hold_until INTEGER;",
+    // 6: webhook endpoints (SPEC section 10), their secrets sealed.
+    "CREATE TABLE webhook_endpoints (
+        id BLOB PRIMARY KEY NOT NULL,
+        partner_id BLOB NOT NULL,
+        url TEXT NOT NULL,
+        events TEXT NOT NULL,
+        enabled INTEGER NOT NULL,
+        secret BLOB NOT NULL,
+        previous_secret BLOB,
+        previous_until INTEGER,
+        created_at INTEGER NOT NULL,
+        failing_since INTEGER
+    ) WITHOUT ROWID;
+    CREATE INDEX webhook_endpoints_by_partner ON webhook_endpoints (partner_id, created_at, id);",
 ];
 
 /// The schema version whose migration moves the operator log into the audit chains.
@@ -512,6 +526,41 @@ fn select_contact(
     .optional()
 }
 
+/// Webhook endpoint columns, in [`endpoint_from_row`]'s order.
+macro_rules! endpoint_columns {
+    () => {
+        "id, partner_id, url, events, enabled, secret, previous_secret, previous_until, created_at, failing_since"
+    };
+}
+
+fn endpoint_from_row(row: &Row<'_>) -> rusqlite::Result<WebhookEndpointRecord> {
+    let opt_u64 =
+        |i: usize| -> rusqlite::Result<Option<u64>> { row.get::<_, Option<i64>>(i)?.map(from_sql_u64).transpose() };
+    let id: Vec<u8> = row.get(0)?;
+    Ok(WebhookEndpointRecord {
+        id: uuid::Uuid::from_slice(&id).map_err(|_| corrupt(0, "endpoint id is not 16 bytes"))?,
+        partner_id: uuid_col(row, 1)?,
+        url: row.get(2)?,
+        events: serde_json::from_str(&row.get::<_, String>(3)?).map_err(|_| corrupt(3, "endpoint events"))?,
+        enabled: row.get(4)?,
+        secret: row.get(5)?,
+        previous_secret: row.get(6)?,
+        previous_until: opt_u64(7)?,
+        created_at: from_sql_u64(row.get(8)?)?,
+        failing_since: opt_u64(9)?,
+    })
+}
+
+fn select_endpoints(conn: &Connection, partner: &PartnerId) -> rusqlite::Result<Vec<WebhookEndpointRecord>> {
+    conn.prepare_cached(concat!(
+        "SELECT ",
+        endpoint_columns!(),
+        " FROM webhook_endpoints WHERE partner_id = ?1 ORDER BY created_at, id"
+    ))?
+    .query_map([partner.as_bytes()], endpoint_from_row)?
+    .collect()
+}
+
 fn is_unique_violation(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
         || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
@@ -743,6 +792,54 @@ impl Store for SqliteStore {
 
     fn count_partners(&self) -> Result<u64, StoreError> {
         self.read(|c| c.query_row("SELECT COUNT(*) FROM partners", [], |r| r.get::<_, i64>(0)).and_then(from_sql_u64))
+    }
+
+    fn webhook_endpoints(&self, partner: &PartnerId) -> Result<Vec<WebhookEndpointRecord>, StoreError> {
+        self.read(|c| select_endpoints(c, partner))
+    }
+
+    fn update_webhook_endpoints(
+        &self,
+        partner: &PartnerId,
+        f: &mut dyn FnMut(&mut Vec<WebhookEndpointRecord>, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            let exists = tx
+                .prepare_cached("SELECT 1 FROM partners WHERE id = ?1")?
+                .query_row([partner.as_bytes()], |_| Ok(()))
+                .optional()?;
+            if exists.is_none() {
+                return Ok(false);
+            }
+            let mut list = select_endpoints(tx, partner)?;
+            let mut effects = Effects::default();
+            if f(&mut list, &mut effects) {
+                tx.prepare_cached("DELETE FROM webhook_endpoints WHERE partner_id = ?1")?
+                    .execute([partner.as_bytes()])?;
+                let mut insert = tx.prepare_cached(concat!(
+                    "INSERT INTO webhook_endpoints (",
+                    endpoint_columns!(),
+                    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+                ))?;
+                for e in &list {
+                    let events = serde_json::to_string(&e.events).map_err(|e| StoreError::Backend(Box::new(e)))?;
+                    insert.execute(params![
+                        e.id.as_bytes(),
+                        partner.as_bytes(),
+                        e.url,
+                        events,
+                        e.enabled,
+                        e.secret,
+                        e.previous_secret,
+                        e.previous_until.map(to_sql_u64),
+                        to_sql_u64(e.created_at),
+                        e.failing_since.map(to_sql_u64),
+                    ])?;
+                }
+            }
+            write_audit(tx, partner, &effects.audit)?;
+            Ok(true)
+        })
     }
 
     fn contact(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<ContactRecord>, StoreError> {
@@ -1092,9 +1189,9 @@ mod tests {
             .unwrap();
         }
         let store = SqliteStore::open(&path).unwrap();
-        assert_eq!(MIGRATIONS.len(), 5);
+        assert_eq!(MIGRATIONS.len(), 6);
         let version: usize = lock(&store.writer).pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-        assert_eq!(version, 5);
+        assert_eq!(version, 6);
         assert_eq!(store.partner(&partner).unwrap().unwrap().name, "Acme");
         let o = sample_order(partner);
         store.insert_order(&o).unwrap();

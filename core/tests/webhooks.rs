@@ -1,0 +1,212 @@
+//! SPEC section 10 on every store: webhook endpoints (create, list, delete, rotate), their rules
+//! (URL, events, at most 10), sealed secrets and audit rows.
+
+#[macro_use]
+mod common;
+
+use common::{Backend, Fixture};
+use rampart_core::store::WebhookEndpointRecord;
+use rampart_core::webhooks::{self, WebhookSecret};
+use rampart_core::{Config, Environment, ErrorKind, KeyRing, PartnerId, RewrapReport, Service};
+
+conformance!(
+    store_round_trips_endpoints,
+    create_list_delete,
+    urls_events_and_the_limit,
+    rotation_signs_with_both_for_a_day,
+    endpoints_are_the_partners_own,
+    rewrap_and_the_start_check_cover_endpoint_secrets,
+);
+
+/// A public address that needs no DNS (a documentation-free, global IPv4 literal).
+const PUBLIC: &str = "https://93.184.216.34/hooks/rampart";
+
+fn changes(f: &Fixture, partner: &PartnerId) -> Vec<(String, String)> {
+    let rows = f.service.audit_events(partner, None, 0, 500).unwrap().events;
+    rows.into_iter()
+        .filter(|r| r.event == "webhook.endpoint_changed")
+        .map(|r| {
+            (r.details["change"].as_str().unwrap().to_owned(), r.details["endpointId"].as_str().unwrap().to_owned())
+        })
+        .collect()
+}
+
+fn store_round_trips_endpoints(b: Backend) {
+    let f = Fixture::new(b);
+    let s = f.service.store();
+    assert!(s.webhook_endpoints(&f.partner).unwrap().is_empty());
+    let full = WebhookEndpointRecord {
+        id: uuid::Uuid::new_v4(),
+        partner_id: f.partner,
+        url: "https://example.com/h".into(),
+        events: vec!["order.completed".into(), "2fa.reset".into()],
+        enabled: false,
+        secret: vec![1, 2, 3],
+        previous_secret: Some(vec![4, 5]),
+        previous_until: Some(u64::from(u32::MAX) + 1),
+        created_at: 7,
+        failing_since: Some(9),
+    };
+    let second = WebhookEndpointRecord {
+        id: uuid::Uuid::new_v4(),
+        created_at: 8,
+        previous_secret: None,
+        previous_until: None,
+        failing_since: None,
+        ..full.clone()
+    };
+    assert!(
+        s.update_webhook_endpoints(&f.partner, &mut |l, _| {
+            l.push(full.clone());
+            l.push(second.clone());
+            true
+        })
+        .unwrap()
+    );
+    assert_eq!(s.webhook_endpoints(&f.partner).unwrap(), [full.clone(), second.clone()]);
+    // A false return writes nothing; an unknown partner is `false`.
+    s.update_webhook_endpoints(&f.partner, &mut |l, _| {
+        l.clear();
+        false
+    })
+    .unwrap();
+    assert_eq!(s.webhook_endpoints(&f.partner).unwrap().len(), 2);
+    assert!(!s.update_webhook_endpoints(&PartnerId::random(), &mut |_, _| true).unwrap());
+    s.update_webhook_endpoints(&f.partner, &mut |l, _| {
+        l.retain(|e| e.id != full.id);
+        true
+    })
+    .unwrap();
+    assert_eq!(s.webhook_endpoints(&f.partner).unwrap(), [second]);
+}
+
+fn create_list_delete(b: Backend) {
+    let f = Fixture::new(b);
+    let (endpoint, secret) =
+        f.service.create_webhook_endpoint(&f.partner, PUBLIC, &["order.completed", "2fa.reset"]).unwrap();
+    assert!(secret.starts_with("whsec_") && secret.len() == 50, "{}", secret.as_str());
+    assert_eq!((endpoint.url.as_str(), endpoint.enabled), (PUBLIC, true));
+    assert_eq!(endpoint.events, ["order.completed", "2fa.reset"]);
+    assert_eq!(f.service.webhook_endpoints(&f.partner).unwrap(), std::slice::from_ref(&endpoint));
+    // Stored sealed: the secret's bytes are not in the record, and the signing secret opens.
+    let stored = f.service.store().webhook_endpoints(&f.partner).unwrap().remove(0);
+    let bytes = WebhookSecret::parse(&secret).unwrap();
+    assert!(!stored.secret.windows(32).any(|w| w == bytes.as_bytes()));
+    assert!(!format!("{stored:?}").contains(&secret[6..]));
+    assert_eq!(f.service.signing_secrets(&stored).unwrap(), [bytes]);
+    f.service.delete_webhook_endpoint(&f.partner, &endpoint.id.to_string().to_uppercase()).unwrap();
+    assert!(f.service.webhook_endpoints(&f.partner).unwrap().is_empty());
+    for id in [endpoint.id.to_string(), "nope".to_owned(), String::new()] {
+        let e = f.service.delete_webhook_endpoint(&f.partner, &id).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.code(), e.message()),
+            (ErrorKind::WebhookEndpointNotFound, 404, "Webhook endpoint not found")
+        );
+    }
+    let id = endpoint.id.to_string();
+    assert_eq!(changes(&f, &f.partner), [("created".to_owned(), id.clone()), ("deleted".to_owned(), id)]);
+}
+
+fn urls_events_and_the_limit(b: Backend) {
+    let f = Fixture::new(b);
+    let p = &f.partner;
+    let url_rule = "url must be an absolute https URL without credentials, at most 2048 characters";
+    for (url, message) in [
+        ("http://93.184.216.34/h", url_rule),
+        ("https://u:p@93.184.216.34/h", url_rule),
+        ("https://127.0.0.1/h", "url resolves to a non-public address: loopback"),
+        ("https://[::ffff:127.0.0.1]/h", "url resolves to a non-public address: loopback"),
+        ("https://169.254.169.254/h", "url resolves to a non-public address: cloud-metadata"),
+        ("https://10.0.0.7/h", "url resolves to a non-public address: private"),
+        ("https://100.64.0.1/h", "url resolves to a non-public address: cgnat"),
+        ("https://2130706433/h", "url resolves to a non-public address: loopback"),
+        ("https://localhost/h", "url resolves to a non-public address: loopback"),
+    ] {
+        let e = f.service.create_webhook_endpoint(p, url, &["order.completed"]).unwrap_err();
+        assert_eq!((e.kind(), e.message()), (ErrorKind::InvalidInput, message), "{url}");
+    }
+    let e = f.service.create_webhook_endpoint(p, PUBLIC, &[]).unwrap_err();
+    assert_eq!(e.message(), "events must name at least one event");
+    let e = f.service.create_webhook_endpoint(p, PUBLIC, &["order.completed", "order.shipped"]).unwrap_err();
+    assert_eq!(e.message(), "events has an unknown event: order.shipped");
+    assert!(f.service.webhook_endpoints(p).unwrap().is_empty(), "nothing stored");
+    for i in 0..webhooks::MAX_ENDPOINTS {
+        f.service.create_webhook_endpoint(p, &format!("{PUBLIC}/{i}"), &["webhook.test"]).unwrap();
+    }
+    let e = f.service.create_webhook_endpoint(p, PUBLIC, &["webhook.test"]).unwrap_err();
+    assert_eq!(
+        (e.kind(), e.code(), e.message()),
+        (ErrorKind::TooManyWebhookEndpoints, 409, "At most 10 webhook endpoints")
+    );
+    assert_eq!(f.service.webhook_endpoints(p).unwrap().len(), 10);
+    // The test flag allows http and private addresses; production refuses the flag.
+    let dev = Fixture::with_config(b, Config { webhook_allow_private: true, ..Config::default() });
+    dev.service.create_webhook_endpoint(&dev.partner, "http://127.0.0.1:9/h", &["webhook.test"]).unwrap();
+    let refused = rampart_core::Service::builder(rampart_core::MemoryStore::new())
+        .master_keys(rampart_core::KeyRing::new(1, &[1; 32]))
+        .environment(Environment::Production)
+        .webhook_allow_private(true)
+        .build()
+        .unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::Config);
+}
+
+fn rotation_signs_with_both_for_a_day(b: Backend) {
+    let f = Fixture::new(b);
+    let (endpoint, first) = f.service.create_webhook_endpoint(&f.partner, PUBLIC, &["order.completed"]).unwrap();
+    let second = f.service.rotate_webhook_secret(&f.partner, &endpoint.id.to_string()).unwrap();
+    assert_ne!(first, second);
+    let record = || f.service.store().webhook_endpoints(&f.partner).unwrap().remove(0);
+    let (a, b2) = (WebhookSecret::parse(&second).unwrap(), WebhookSecret::parse(&first).unwrap());
+    assert_eq!(f.service.signing_secrets(&record()).unwrap(), [a.clone(), b2]);
+    f.clock.advance(webhooks::ROTATION_OVERLAP_SECS - 1);
+    assert_eq!(f.service.signing_secrets(&record()).unwrap().len(), 2);
+    f.clock.advance(1);
+    assert_eq!(f.service.signing_secrets(&record()).unwrap(), [a]);
+    let e = f.service.rotate_webhook_secret(&f.partner, &uuid::Uuid::new_v4().to_string()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::WebhookEndpointNotFound);
+    assert_eq!(
+        changes(&f, &f.partner).iter().map(|(c, _)| c.as_str()).collect::<Vec<_>>(),
+        ["created", "secret_rotated"]
+    );
+}
+
+fn endpoints_are_the_partners_own(b: Backend) {
+    let f = Fixture::new(b);
+    let other = f.service.create_partner("Other", Environment::Sandbox).unwrap().partner_id;
+    let (endpoint, _) = f.service.create_webhook_endpoint(&f.partner, PUBLIC, &["order.completed"]).unwrap();
+    let id = endpoint.id.to_string();
+    assert!(f.service.webhook_endpoints(&other).unwrap().is_empty());
+    assert_eq!(f.service.delete_webhook_endpoint(&other, &id).unwrap_err().kind(), ErrorKind::WebhookEndpointNotFound);
+    assert_eq!(f.service.rotate_webhook_secret(&other, &id).unwrap_err().kind(), ErrorKind::WebhookEndpointNotFound);
+    assert_eq!(f.service.webhook_endpoints(&f.partner).unwrap().len(), 1);
+    let ghost = PartnerId::random();
+    assert_eq!(f.service.webhook_endpoints(&ghost).unwrap_err().kind(), ErrorKind::PartnerNotFound);
+    assert_eq!(
+        f.service.create_webhook_endpoint(&ghost, PUBLIC, &["webhook.test"]).unwrap_err().kind(),
+        ErrorKind::PartnerNotFound
+    );
+}
+
+fn rewrap_and_the_start_check_cover_endpoint_secrets(b: Backend) {
+    let f = Fixture::new(b); // key 1
+    let (endpoint, secret) = f.service.create_webhook_endpoint(&f.partner, PUBLIC, &["webhook.test"]).unwrap();
+    f.service.rotate_webhook_secret(&f.partner, &endpoint.id.to_string()).unwrap();
+    let with_keys =
+        |keys: KeyRing| Service::builder_shared(f.store.store.clone()).master_keys(keys).clock(f.clock.clone()).build();
+    let mut both = KeyRing::new(1, &[42; 32]);
+    both.add(2, &[43; 32]);
+    let rotated = with_keys(both).unwrap();
+    let report = rotated.rewrap_secrets("ops").unwrap();
+    assert_eq!(report, RewrapReport { key_id: 2, examined: 2, rewrapped: 2, unopenable: 0 });
+    let key2 = KeyRing::new(2, &[43; 32]);
+    let stored = f.service.store().webhook_endpoints(&f.partner).unwrap().remove(0);
+    assert!(key2.is_current(&stored.secret) && key2.is_current(stored.previous_secret.as_ref().unwrap()));
+    // Key 1 removed: both secrets still open.
+    let only2 = with_keys(key2).unwrap();
+    let secrets = only2.signing_secrets(&stored).unwrap();
+    assert_eq!(secrets[1], WebhookSecret::parse(&secret).unwrap());
+    // A ring that opens no stored endpoint secret is refused at start.
+    let e = with_keys(KeyRing::new(3, &[44; 32])).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Config, "{e:?}");
+}
