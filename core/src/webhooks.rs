@@ -171,7 +171,7 @@ pub fn check_url(text: &str, allow_private: bool) -> Result<url::Url> {
 }
 
 /// Resolve the URL's host (blocking) and refuse it unless every address is public (or
-/// `allow_private`): 400 "url resolves to a non-public address: <class>", or 400 "url host does
+/// `allow_private`): 400 "url resolves to a non-public address: `<class>`", or 400 "url host does
 /// not resolve". What the worker checks again at every connect.
 pub fn check_destination(url: &url::Url, allow_private: bool) -> Result<Vec<std::net::SocketAddr>> {
     use std::net::ToSocketAddrs as _;
