@@ -36,6 +36,7 @@ mod handlers;
 pub mod input;
 pub mod openapi;
 pub mod ratelimit;
+mod webhooks;
 mod widget;
 
 use std::future::Future;
@@ -46,7 +47,7 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use rampart_core::Service;
 use rampart_core::widget::WidgetConfig;
 
@@ -103,7 +104,10 @@ pub fn app_with_demo(service: Arc<Service>, widget: WidgetConfig, demo_key: Opti
         .route("/v1/widget/orders", get(checkout::orders))
         .route("/v1/widget/orders/{id}", get(checkout::order))
         .route("/v1/widget/contacts", get(checkout::contact))
-        .route("/v1/audit", get(audit::events));
+        .route("/v1/audit", get(audit::events))
+        .route("/v1/webhooks", post(webhooks::create).get(webhooks::list))
+        .route("/v1/webhooks/{id}", delete(webhooks::delete))
+        .route("/v1/webhooks/{id}/rotate-secret", post(webhooks::rotate_secret));
     let session_routes = Router::new()
         .route("/v1/widget/session", post(checkout::open).get(checkout::state).delete(checkout::close))
         .route("/v1/widget/session/email", post(checkout::email))

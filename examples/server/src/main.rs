@@ -110,6 +110,11 @@ struct Cli {
           value_parser = clap::value_parser!(u64).range(0..=604_800))]
     purchase_hold_secs: u64,
 
+    /// Let webhook endpoints use `http` and loopback or private addresses (tests, `make run`,
+    /// local development). Refused in production.
+    #[arg(long, env = "RAMPART_WEBHOOK_ALLOW_PRIVATE")]
+    webhook_allow_private: bool,
+
     /// Test hook: seconds a widget sign-in code stays valid (SPEC: 10 minutes).
     #[arg(long, env = "RAMPART_SIGN_IN_CODE_TTL_SECS", hide = true, value_parser = clap::value_parser!(u64).range(1..))]
     sign_in_code_ttl_secs: Option<u64>,
@@ -648,6 +653,7 @@ fn test_hook_given(cli: &Cli) -> Option<&'static str> {
         (cli.throttling == Switch::Off, "--throttling off"),
         (cli.session_idle_secs.is_some(), "--session-idle-secs"),
         (cli.sign_in_code_ttl_secs.is_some(), "--sign-in-code-ttl-secs"),
+        (cli.webhook_allow_private, "--webhook-allow-private"),
     ]
     .into_iter()
     .find_map(|(given, hook)| given.then_some(hook))
@@ -692,6 +698,7 @@ fn serve(cli: Cli) -> Result<(), Failure> {
         .auth_cache_ttl(std::time::Duration::from_secs(cli.auth_cache_secs))
         .throttling(cli.throttling == Switch::On)
         .purchase_hold_secs(cli.purchase_hold_secs)
+        .webhook_allow_private(cli.webhook_allow_private)
         // Counted only when served: a server without a metrics listener records nothing.
         .metrics(cli.metrics_listen.is_some());
     if let Some(secret) = jwt_secret {

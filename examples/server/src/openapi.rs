@@ -602,6 +602,7 @@ pub fn document_for(environment: Environment, widget: &WidgetConfig) -> Value {
     if let Some(paths) = document["paths"].as_object_mut() {
         paths.extend(checkout_paths(environment, widget));
         paths.extend(audit_paths());
+        paths.extend(webhook_paths());
     }
     document
 }
@@ -644,6 +645,79 @@ fn audit_paths() -> Map<String, Value> {
             "events": { "type": "array", "items": row },
             "next": { "type": ["integer", "null"], "description": "after for the next page; null on the last" },
         })), &[400, 401, 404, 500]),
+    } }),
+    );
+    paths
+}
+
+/// The partner's webhook endpoints (SPEC section 10).
+fn webhook_paths() -> Map<String, Value> {
+    let endpoint = json!({
+        "type": "object",
+        "required": ["id", "url", "events", "enabled", "createdAt"],
+        "properties": {
+            "id": { "type": "string", "format": "uuid" },
+            "url": { "type": "string", "format": "uri" },
+            "events": { "type": "array", "items": { "type": "string", "enum": rampart_core::webhooks::EVENTS } },
+            "enabled": { "type": "boolean", "description": "false after a 410 or 5 days of failures" },
+            "createdAt": { "type": "string", "format": "date-time" },
+        },
+    });
+    let secret = json!({ "type": "string", "pattern": "^whsec_[A-Za-z0-9+/]{43}=$",
+        "description": "The signing secret, shown only in this answer (Cache-Control: no-store)" });
+    let id = json!([{ "name": "id", "in": "path", "required": true, "schema": { "type": "string" } }]);
+    let mut created = responses(
+        message_schema(json!({ "endpoint": endpoint.clone(), "secret": secret.clone() })),
+        &[400, 401, 409, 413, 500],
+    );
+    if let Some(ok) = created.as_object_mut().and_then(|r| r.remove("200")) {
+        created["201"] = ok;
+        created["201"]["description"] = json!("Created");
+        created["201"]["content"]["application/json"]["schema"]["properties"]["code"] =
+            json!({ "type": "integer", "const": 201 });
+    }
+    let mut paths = Map::new();
+    paths.insert("/v1/webhooks".into(), json!({
+        "post": {
+            "summary": "Create a webhook endpoint (at most 10); the secret is shown only here",
+            "operationId": "createWebhookEndpoint",
+            "tags": ["Webhooks"],
+            "security": [{ "bearer": [] }],
+            "requestBody": body(json!({
+                "url": { "type": "string", "maxLength": 2048,
+                    "description": "Absolute https URL without credentials whose host resolves only to public addresses" },
+                "events": { "type": "array", "minItems": 1, "items": { "type": "string", "enum": rampart_core::webhooks::EVENTS } },
+            }), &["url", "events"]),
+            "responses": created,
+        },
+        "get": {
+            "summary": "The partner's webhook endpoints, oldest first (no secrets)",
+            "operationId": "webhookEndpoints",
+            "tags": ["Webhooks"],
+            "security": [{ "bearer": [] }],
+            "responses": responses(message_schema(json!({ "endpoints": { "type": "array", "items": endpoint } })), &[401, 500]),
+        },
+    }));
+    paths.insert(
+        "/v1/webhooks/{id}".into(),
+        json!({ "delete": {
+        "summary": "Delete a webhook endpoint",
+        "operationId": "deleteWebhookEndpoint",
+        "tags": ["Webhooks"],
+        "security": [{ "bearer": [] }],
+        "parameters": id.clone(),
+        "responses": responses(message_schema(json!({})), &[401, 404, 500]),
+    } }),
+    );
+    paths.insert(
+        "/v1/webhooks/{id}/rotate-secret".into(),
+        json!({ "post": {
+        "summary": "A new signing secret, shown only here; the old one also signs for 24 hours",
+        "operationId": "rotateWebhookSecret",
+        "tags": ["Webhooks"],
+        "security": [{ "bearer": [] }],
+        "parameters": id,
+        "responses": responses(message_schema(json!({ "secret": secret })), &[401, 404, 500]),
     } }),
     );
     paths

@@ -794,7 +794,9 @@ async fn openapi_document_matches_the_running_app() {
         for method in item.as_object().unwrap().keys() {
             let m = reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
             let r = s.send(s.client.request(m, s.url(path)).bearer_auth(&key).body("{}")).await;
-            assert!(r.status != 404 && r.status != 405, "{method} {path}: {}", r.text);
+            // A 404 of the route's own (an unknown id) shows the route exists; the router's is "Not found".
+            let unrouted = r.status == 404 && r.body["message"] == json!("Not found");
+            assert!(!unrouted && r.status != 405, "{method} {path}: {}", r.text);
             seen.note(method, path, &r);
         }
     }

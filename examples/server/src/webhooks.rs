@@ -1,0 +1,82 @@
+//! The partner's webhook endpoints (SPEC section 10): create (the secret shown once), list,
+//! delete and rotate the secret (the new one shown once, the old one signing beside it for 24
+//! hours). Every route takes the partner's secret key.
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+use rampart_core::ErrorKind;
+use rampart_core::webhooks::WebhookEndpoint;
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::error::{ApiError, body_response};
+use crate::handlers::{Bearer, as_partner};
+use crate::input::JsonObject;
+
+/// An endpoint as every answer shows it: never a secret.
+pub fn endpoint_json(e: &WebhookEndpoint) -> Value {
+    json!({
+        "id": e.id.to_string(),
+        "url": e.url,
+        "events": e.events,
+        "enabled": e.enabled,
+        "createdAt": rampart_core::recovery::rfc3339(e.created_at),
+    })
+}
+
+/// An answer that carries a secret: never cached.
+fn no_store(mut response: Response) -> Response {
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// POST /v1/webhooks `{"url","events":[...]}`: 201 with the endpoint and its secret.
+pub async fn create(State(state): State<AppState>, bearer: Bearer, body: Result<JsonObject, ApiError>) -> Response {
+    let input = body.and_then(|b| {
+        let url = b.required_string("url")?.to_owned();
+        let events: Vec<String> = b.string_list("events")?.into_iter().map(str::to_owned).collect();
+        Ok((url, events))
+    });
+    let done = as_partner(&state, bearer, ErrorKind::Internal, input, |s, partner, (url, events)| {
+        let names: Vec<&str> = events.iter().map(String::as_str).collect();
+        s.create_webhook_endpoint(partner, &url, &names)
+    })
+    .await;
+    no_store(done.respond(|(endpoint, secret)| {
+        body_response(
+            StatusCode::CREATED,
+            "Webhook endpoint created.",
+            json!({ "endpoint": endpoint_json(&endpoint), "secret": secret.as_str() }),
+        )
+    }))
+}
+
+/// GET /v1/webhooks: the partner's endpoints, oldest first.
+pub async fn list(State(state): State<AppState>, bearer: Bearer) -> Response {
+    let done =
+        as_partner(&state, bearer, ErrorKind::Internal, Ok(()), |s, partner, ()| s.webhook_endpoints(partner)).await;
+    done.respond(|endpoints| {
+        let endpoints: Vec<Value> = endpoints.iter().map(endpoint_json).collect();
+        body_response(StatusCode::OK, "Webhook endpoints retrieved.", json!({ "endpoints": endpoints }))
+    })
+}
+
+/// DELETE /v1/webhooks/{id}
+pub async fn delete(State(state): State<AppState>, bearer: Bearer, Path(id): Path<String>) -> Response {
+    let done = as_partner(&state, bearer, ErrorKind::Internal, Ok(id), |s, partner, id| {
+        s.delete_webhook_endpoint(partner, &id)
+    })
+    .await;
+    done.respond(|()| body_response(StatusCode::OK, "Webhook endpoint deleted.", json!({})))
+}
+
+/// POST /v1/webhooks/{id}/rotate-secret: the new secret, once.
+pub async fn rotate_secret(State(state): State<AppState>, bearer: Bearer, Path(id): Path<String>) -> Response {
+    let done =
+        as_partner(&state, bearer, ErrorKind::Internal, Ok(id), |s, partner, id| s.rotate_webhook_secret(partner, &id))
+            .await;
+    no_store(done.respond(|secret| {
+        body_response(StatusCode::OK, "Webhook secret rotated.", json!({ "secret": secret.as_str() }))
+    }))
+}
