@@ -34,7 +34,7 @@ use crate::recovery::{Factor, RecoveryCodes};
 #[cfg(doc)]
 use crate::service::Config;
 use crate::service::Service;
-use crate::store::{OrderRecord, OrderStatus, SessionRecord};
+use crate::store::{Effects, OrderRecord, OrderStatus, SessionRecord, WebhookEvent};
 use crate::token::Token;
 use crate::vocab::Environment;
 use crate::widget::origins::origin_allowed;
@@ -162,7 +162,13 @@ pub struct OrderRequest {
 /// A widget order; see [`OrderRecord`].
 pub type Order = OrderRecord;
 
-/// An order as every surface shows it (the HTTP API, the C ABI's JSON): `{"orderId",
+/// An order's webhook message: `data` is the order as `GET /v1/widget/orders/{id}` shows it now.
+fn order_event(event: &str, o: &Order) -> WebhookEvent {
+    let id = format!("msg_{}", uuid::Uuid::new_v4().simple());
+    WebhookEvent::new(id, event, o.updated_at, &order_json(o))
+}
+
+/// An order as every surface shows it (the HTTP API, the C ABI's JSON, webhooks): `{"orderId",
 /// "contactId", "coin", "amount", "currency", "address", "price", "quantity", "status",
 /// "createdAt", "updatedAt"}`, times in Unix seconds.
 pub fn order_json(o: &Order) -> Value {
@@ -618,13 +624,18 @@ impl Service {
             created_at: now,
             updated_at: now,
         };
-        self.store().insert_order(&order).map_err(Self::internal)?;
+        // The order and its `order.created` message in one transaction (SPEC 10: a stored order
+        // always has its events, one not stored never does).
+        let mut created = Effects::default();
+        created.webhook(order_event("order.created", &order));
+        self.store().insert_order(&order, &created).map_err(Self::internal)?;
         // Sandbox settles at once.
         let settled = self
             .store()
-            .update_order(&order.partner_id, &order.id, &mut |o| {
+            .update_order(&order.partner_id, &order.id, &mut |o, effects| {
                 o.status = OrderStatus::Completed;
                 o.updated_at = now;
+                effects.webhook(order_event("order.completed", o));
                 true
             })
             .map_err(Self::internal)?;

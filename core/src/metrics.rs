@@ -19,8 +19,8 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, Prometheu
 
 use crate::ids::{ContactId, OrderId, PartnerId};
 use crate::store::{
-    AuditHead, AuditRow, ContactRecord, Effects, OrderRecord, PartnerRecord, SealedSample, SessionRecord, SignInRecord,
-    Store, StoreError, WebhookEndpointRecord,
+    AuditHead, AuditRow, ContactRecord, DeliveryRecord, Effects, OrderRecord, PartnerRecord, SealedSample,
+    SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord,
 };
 
 /// Histogram buckets, in seconds: 0.5 ms to 5 s.
@@ -520,17 +520,20 @@ impl Store for Metered {
     fn contact_by_email(&self, partner: &PartnerId, email: &str) -> Result<Option<ContactId>, StoreError> {
         self.watch("contact_by_email", self.inner.contact_by_email(partner, email))
     }
-    fn insert_order(&self, order: &OrderRecord) -> Result<(), StoreError> {
-        self.watch("insert_order", self.inner.insert_order(order))
+    fn insert_order(&self, order: &OrderRecord, effects: &Effects) -> Result<(), StoreError> {
+        self.watch("insert_order", self.inner.insert_order(order, effects))
     }
     fn order(&self, partner: &PartnerId, id: &OrderId) -> Result<Option<OrderRecord>, StoreError> {
         self.watch("order", self.inner.order(partner, id))
+    }
+    fn webhook_deliveries(&self, partner: &PartnerId) -> Result<Vec<DeliveryRecord>, StoreError> {
+        self.watch("webhook_deliveries", self.inner.webhook_deliveries(partner))
     }
     fn update_order(
         &self,
         partner: &PartnerId,
         id: &OrderId,
-        f: &mut dyn FnMut(&mut OrderRecord) -> bool,
+        f: &mut dyn FnMut(&mut OrderRecord, &mut Effects) -> bool,
     ) -> Result<bool, StoreError> {
         self.watch("update_order", self.inner.update_order(partner, id, f))
     }

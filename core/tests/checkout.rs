@@ -13,8 +13,8 @@ use rampart_core::checkout::{SESSION_IDLE_SECS, SIGN_IN_CODE_TTL_SECS};
 use rampart_core::ids::OrderId;
 use rampart_core::lifecycle;
 use rampart_core::store::{
-    AuditHead, AuditRow, ContactRecord, Effects, FaultyStore, OrderRecord, OrderStatus, PartnerRecord, SessionRecord,
-    SignInRecord, Store, StoreError, WebhookEndpointRecord,
+    AuditHead, AuditRow, ContactRecord, DeliveryRecord, Effects, FaultyStore, OrderRecord, OrderStatus, PartnerRecord,
+    SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord,
 };
 use rampart_core::widget::WidgetConfig;
 use rampart_core::{
@@ -23,6 +23,7 @@ use rampart_core::{
 };
 
 conformance!(
+    an_order_queues_its_webhooks_in_its_own_transactions,
     session_tokens_are_random_and_46_characters,
     session_needs_a_known_key_and_an_approved_production_widget,
     session_origins,
@@ -1199,9 +1200,9 @@ impl Store for Trip {
         self.check("contact_by_email")?;
         self.inner.contact_by_email(p, email)
     }
-    fn insert_order(&self, o: &OrderRecord) -> Result<(), StoreError> {
+    fn insert_order(&self, o: &OrderRecord, e: &Effects) -> Result<(), StoreError> {
         self.check("insert_order")?;
-        self.inner.insert_order(o)
+        self.inner.insert_order(o, e)
     }
     fn order(&self, p: &PartnerId, id: &OrderId) -> Result<Option<OrderRecord>, StoreError> {
         self.check("order")?;
@@ -1211,10 +1212,14 @@ impl Store for Trip {
         &self,
         p: &PartnerId,
         id: &OrderId,
-        f: &mut dyn FnMut(&mut OrderRecord) -> bool,
+        f: &mut dyn FnMut(&mut OrderRecord, &mut Effects) -> bool,
     ) -> Result<bool, StoreError> {
         self.check("update_order")?;
         self.inner.update_order(p, id, f)
+    }
+    fn webhook_deliveries(&self, p: &PartnerId) -> Result<Vec<DeliveryRecord>, StoreError> {
+        self.check("webhook_deliveries")?;
+        self.inner.webhook_deliveries(p)
     }
     fn orders_for_contact(
         &self,
@@ -1307,4 +1312,32 @@ fn fail_closed_on_a_single_failing_call(b: Backend) {
     let kept = f.service.orders(&f.partner, &contact, None, 100).unwrap().orders;
     assert!(kept.iter().all(|o| o.status != OrderStatus::Completed), "{kept:?}");
     drop(backing);
+}
+
+fn an_order_queues_its_webhooks_in_its_own_transactions(b: Backend) {
+    let f = Fixture::new(b);
+    let (token, contact) = signed_in(&f, "webhooks@example.com");
+    // No endpoint: nothing is queued.
+    place(&f, &token, &btc("25")).unwrap();
+    assert!(f.service.store().webhook_deliveries(&f.partner).unwrap().is_empty());
+    let url = "https://93.184.216.34/hooks";
+    let (both, _) = f.service.create_webhook_endpoint(&f.partner, url, &["order.created", "order.completed"]).unwrap();
+    let (done, _) = f.service.create_webhook_endpoint(&f.partner, url, &["order.completed"]).unwrap();
+    let (_, _) = f.service.create_webhook_endpoint(&f.partner, url, &["2fa.enabled"]).unwrap();
+    let order = place(&f, &token, &btc("30")).unwrap();
+    let mut queued = f.service.store().webhook_deliveries(&f.partner).unwrap();
+    // Both events are of the same second: in any order.
+    queued.sort_by(|a, b| (&a.event, a.endpoint_id).cmp(&(&b.event, b.endpoint_id)));
+    let shown: Vec<(&str, uuid::Uuid, u32, &str)> =
+        queued.iter().map(|d| (d.event.as_str(), d.endpoint_id, d.attempts, d.state.as_str())).collect();
+    let mut completed = [("order.completed", both.id, 0, "pending"), ("order.completed", done.id, 0, "pending")];
+    completed.sort_by_key(|(_, id, _, _)| *id);
+    let mut want = completed.to_vec();
+    want.push(("order.created", both.id, 0, "pending"));
+    assert_eq!(shown, want);
+    // One message per event: the same id for every endpoint.
+    assert_eq!(queued[0].message_id, queued[1].message_id);
+    assert_ne!(queued[0].message_id, queued[2].message_id);
+    assert!(queued.iter().all(|d| d.message_id.starts_with("msg_") && d.next_at == order.created_at));
+    let _ = contact;
 }

@@ -8,7 +8,7 @@ use common::{Backend, Fixture, T0, contact};
 use rampart_core::ids::OrderId;
 use rampart_core::lifecycle::{self, MSG_DISABLED};
 use rampart_core::store::{
-    ContactRecord, OrderRecord, OrderStatus, PartnerRecord, RecoveryCodeSet, RecoveryCodeSlot, SessionRecord,
+    ContactRecord, Effects, OrderRecord, OrderStatus, PartnerRecord, RecoveryCodeSet, RecoveryCodeSlot, SessionRecord,
     SignInRecord, Store, StoreError,
 };
 use rampart_core::{
@@ -469,18 +469,18 @@ fn store_orders(b: Backend) {
     let (p, q, c, d) = (PartnerId::random(), PartnerId::random(), contact(), contact());
 
     let o = order_record(OrderId::random(), p, c, 50);
-    s.insert_order(&o).unwrap();
+    s.insert_order(&o, &Effects::default()).unwrap();
     assert_eq!(s.order(&p, &o.id).unwrap(), Some(o.clone()));
     assert_eq!(s.order(&q, &o.id).unwrap(), None, "another partner's order");
     assert_eq!(s.order(&p, &OrderId::random()).unwrap(), None);
     let same_id = order_record(o.id, q, d, 60);
-    assert!(matches!(s.insert_order(&same_id), Err(StoreError::Conflict(_))));
+    assert!(matches!(s.insert_order(&same_id, &Effects::default()), Err(StoreError::Conflict(_))));
     assert_eq!(s.order(&q, &o.id).unwrap(), None, "the clash stored nothing");
 
-    assert!(!s.update_order(&q, &o.id, &mut |_| unreachable!()).unwrap());
-    assert!(!s.update_order(&p, &OrderId::random(), &mut |_| unreachable!()).unwrap());
+    assert!(!s.update_order(&q, &o.id, &mut |_, _| unreachable!()).unwrap());
+    assert!(!s.update_order(&p, &OrderId::random(), &mut |_, _| unreachable!()).unwrap());
     assert!(
-        s.update_order(&p, &o.id, &mut |r| {
+        s.update_order(&p, &o.id, &mut |r, _| {
             assert_eq!(*r, o);
             r.status = OrderStatus::Completed;
             r.updated_at = 51;
@@ -491,7 +491,7 @@ fn store_orders(b: Backend) {
     let completed = OrderRecord { status: OrderStatus::Completed, updated_at: 51, ..o.clone() };
     assert_eq!(s.order(&p, &o.id).unwrap(), Some(completed.clone()));
     assert!(
-        s.update_order(&p, &o.id, &mut |r| {
+        s.update_order(&p, &o.id, &mut |r, _| {
             r.status = OrderStatus::Failed;
             r.updated_at = 52;
             false
@@ -500,7 +500,7 @@ fn store_orders(b: Backend) {
     );
     assert_eq!(s.order(&p, &o.id).unwrap(), Some(completed.clone()), "a false return writes nothing");
     assert!(
-        s.update_order(&p, &o.id, &mut |r| {
+        s.update_order(&p, &o.id, &mut |r, _| {
             r.status = OrderStatus::Failed;
             r.updated_at = 53;
             true
@@ -527,14 +527,14 @@ fn store_orders(b: Backend) {
     .enumerate()
     {
         let r = OrderRecord { status: statuses[i % 3], coin: format!("c{i}"), ..order_record(id, p, c, created_at) };
-        s.insert_order(&r).unwrap();
+        s.insert_order(&r, &Effects::default()).unwrap();
         seven.push(r);
     }
     // Orders of another contact and of another partner, inside the same time range.
     let of_d = order_record(order_id(0x90, 0), p, d, 7);
     let at_q = order_record(order_id(0x91, 0), q, c, 7);
-    s.insert_order(&of_d).unwrap();
-    s.insert_order(&at_q).unwrap();
+    s.insert_order(&of_d, &Effects::default()).unwrap();
+    s.insert_order(&at_q, &Effects::default()).unwrap();
     assert_eq!(s.order(&p, &at_q.id).unwrap(), None);
     assert_eq!(s.order(&q, &at_q.id).unwrap(), Some(at_q.clone()));
 

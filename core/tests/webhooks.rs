@@ -16,6 +16,7 @@ conformance!(
     rotation_signs_with_both_for_a_day,
     endpoints_are_the_partners_own,
     rewrap_and_the_start_check_cover_endpoint_secrets,
+    two_factor_changes_queue_their_webhooks,
 );
 
 /// A public address that needs no DNS (a documentation-free, global IPv4 literal).
@@ -209,4 +210,36 @@ fn rewrap_and_the_start_check_cover_endpoint_secrets(b: Backend) {
     // A ring that opens no stored endpoint secret is refused at start.
     let e = with_keys(KeyRing::new(3, &[44; 32])).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Config, "{e:?}");
+}
+
+fn two_factor_changes_queue_their_webhooks(b: Backend) {
+    let f = Fixture::new(b);
+    let events = ["2fa.enabled", "2fa.disabled", "2fa.reset", "recovery_code.used"];
+    let (endpoint, _) = f.service.create_webhook_endpoint(&f.partner, PUBLIC, &events).unwrap();
+    let (off, _) = f.service.create_webhook_endpoint(&f.partner, PUBLIC, &["2fa.enabled"]).unwrap();
+    // A disabled endpoint receives nothing.
+    f.service
+        .store()
+        .update_webhook_endpoints(&f.partner, &mut |l, _| {
+            l.iter_mut().filter(|e| e.id == off.id).for_each(|e| e.enabled = false);
+            true
+        })
+        .unwrap();
+    let c = common::contact();
+    let secret = f.create(&c);
+    // A second apart, so the queue's oldest-first order is the order of the changes.
+    let codes = f.service.enable_2fa(&f.partner, &c, f.code(&secret, 0).as_str()).unwrap();
+    f.clock.advance(1);
+    f.service.verify_2fa(&f.partner, &c, rampart_core::Factor::recovery_code(&codes.as_slice()[0])).unwrap();
+    f.clock.advance(1);
+    f.service.reset_2fa("ops", &f.partner, &c, "lost phone", None).unwrap();
+    let queued = f.service.store().webhook_deliveries(&f.partner).unwrap();
+    assert_eq!(
+        queued.iter().map(|d| (d.event.as_str(), d.endpoint_id)).collect::<Vec<_>>(),
+        [("2fa.enabled", endpoint.id), ("recovery_code.used", endpoint.id), ("2fa.reset", endpoint.id)]
+    );
+    // The message id is the audit row's: one event, one id.
+    let rows = f.service.audit_events(&f.partner, Some(&c), 0, 100).unwrap().events;
+    let enabled = rows.iter().find(|r| r.event == "2fa.enabled").unwrap();
+    assert_eq!(queued[0].message_id, format!("msg_{}", enabled.id.replace('-', "")));
 }

@@ -4,8 +4,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{
-    AuditHead, AuditRow, ContactRecord, Effects, MemoryStore, OrderRecord, PartnerRecord, SessionRecord, SignInRecord,
-    Store, StoreError, WebhookEndpointRecord,
+    AuditHead, AuditRow, ContactRecord, DeliveryRecord, Effects, MemoryStore, OrderRecord, PartnerRecord,
+    SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord,
 };
 use crate::ids::{ContactId, OrderId, PartnerId};
 
@@ -250,9 +250,9 @@ impl<S: Store> Store for FaultyStore<S> {
         self.inner.contact_by_email(partner, email)
     }
 
-    fn insert_order(&self, order: &OrderRecord) -> Result<(), StoreError> {
+    fn insert_order(&self, order: &OrderRecord, effects: &Effects) -> Result<(), StoreError> {
         self.write()?;
-        self.inner.insert_order(order)
+        self.inner.insert_order(order, effects)
     }
 
     fn order(&self, partner: &PartnerId, id: &OrderId) -> Result<Option<OrderRecord>, StoreError> {
@@ -260,11 +260,16 @@ impl<S: Store> Store for FaultyStore<S> {
         self.inner.order(partner, id)
     }
 
+    fn webhook_deliveries(&self, partner: &PartnerId) -> Result<Vec<DeliveryRecord>, StoreError> {
+        self.read()?;
+        self.inner.webhook_deliveries(partner)
+    }
+
     fn update_order(
         &self,
         partner: &PartnerId,
         id: &OrderId,
-        f: &mut dyn FnMut(&mut OrderRecord) -> bool,
+        f: &mut dyn FnMut(&mut OrderRecord, &mut Effects) -> bool,
     ) -> Result<bool, StoreError> {
         self.read()?;
         self.write()?;

@@ -5,8 +5,8 @@ use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::{
-    AuditHead, AuditRow, ContactRecord, Effects, OrderRecord, PartnerRecord, SessionRecord, SignInRecord, Store,
-    StoreError, WebhookEndpointRecord,
+    AuditHead, AuditRow, ContactRecord, DeliveryRecord, Effects, OrderRecord, PartnerRecord, SessionRecord,
+    SignInRecord, Store, StoreError, WebhookEndpointRecord,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -21,6 +21,8 @@ struct Inner {
     emails: HashMap<(PartnerId, String), ContactId>,
     orders: HashMap<OrderId, OrderRecord>,
     webhook_endpoints: HashMap<PartnerId, Vec<WebhookEndpointRecord>>,
+    /// The outbox: deliveries by partner, in the order they were queued.
+    deliveries: HashMap<PartnerId, Vec<DeliveryRecord>>,
 }
 
 /// A store in process memory; one lock makes every update atomic.
@@ -44,16 +46,34 @@ impl MemoryStore {
 impl Inner {
     /// Chain `effects`' audit events onto the partner's trail; the caller then makes its change.
     fn write_effects(&mut self, partner: &PartnerId, effects: &Effects) -> Result<(), StoreError> {
-        if effects.audit.is_empty() {
-            return Ok(());
+        if !effects.audit.is_empty() {
+            if !self.partners.contains_key(partner) {
+                return Err(StoreError::audit("no such partner"));
+            }
+            let (head, rows) = self.audit.entry(*partner).or_default();
+            let (new_rows, new_head) = chain::link(partner, head, &effects.audit);
+            rows.extend(new_rows);
+            *head = new_head;
         }
-        if !self.partners.contains_key(partner) {
-            return Err(StoreError::audit("no such partner"));
+        for event in &effects.webhooks {
+            let to: Vec<uuid::Uuid> = self
+                .webhook_endpoints
+                .get(partner)
+                .into_iter()
+                .flatten()
+                .filter(|e| e.enabled && e.events.contains(&event.event))
+                .map(|e| e.id)
+                .collect();
+            let queue = self.deliveries.entry(*partner).or_default();
+            queue.extend(to.into_iter().map(|endpoint_id| DeliveryRecord {
+                message_id: event.id.clone(),
+                endpoint_id,
+                event: event.event.clone(),
+                attempts: 0,
+                next_at: event.at,
+                state: "pending".to_owned(),
+            }));
         }
-        let (head, rows) = self.audit.entry(*partner).or_default();
-        let (new_rows, new_head) = chain::link(partner, head, &effects.audit);
-        rows.extend(new_rows);
-        *head = new_head;
         Ok(())
     }
 }
@@ -253,11 +273,12 @@ impl Store for MemoryStore {
         Ok(self.lock().emails.get(&(*partner, email.to_owned())).copied())
     }
 
-    fn insert_order(&self, order: &OrderRecord) -> Result<(), StoreError> {
+    fn insert_order(&self, order: &OrderRecord, effects: &Effects) -> Result<(), StoreError> {
         let mut inner = self.lock();
         if inner.orders.contains_key(&order.id) {
             return Err(StoreError::Conflict("order id already exists"));
         }
+        inner.write_effects(&order.partner_id, effects)?;
         inner.orders.insert(order.id, order.clone());
         Ok(())
     }
@@ -270,15 +291,22 @@ impl Store for MemoryStore {
         &self,
         partner: &PartnerId,
         id: &OrderId,
-        f: &mut dyn FnMut(&mut OrderRecord) -> bool,
+        f: &mut dyn FnMut(&mut OrderRecord, &mut Effects) -> bool,
     ) -> Result<bool, StoreError> {
         let mut inner = self.lock();
-        let Some(order) = inner.orders.get_mut(id).filter(|o| o.partner_id == *partner) else { return Ok(false) };
+        let Some(order) = inner.orders.get(id).filter(|o| o.partner_id == *partner) else { return Ok(false) };
         let mut next = order.clone();
-        if f(&mut next) {
-            *order = next;
+        let mut effects = Effects::default();
+        let write = f(&mut next, &mut effects);
+        inner.write_effects(partner, &effects)?;
+        if write {
+            inner.orders.insert(*id, next);
         }
         Ok(true)
+    }
+
+    fn webhook_deliveries(&self, partner: &PartnerId) -> Result<Vec<DeliveryRecord>, StoreError> {
+        Ok(self.lock().deliveries.get(partner).cloned().unwrap_or_default())
     }
 
     fn orders_for_contact(

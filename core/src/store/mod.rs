@@ -54,26 +54,114 @@ impl StoreError {
 }
 
 /// What an update writes besides its record, in the same transaction: the audit events of the
-/// change (SPEC 9.1). A store writes them whenever there are any, whether or not the update
-/// function asked for its record to be written (an operator's action on a contact with
-/// nothing to change is still recorded). A store that runs an update function again (a
-/// retried transaction) gives it fresh, empty effects each time.
+/// change (SPEC 9.1) and its webhook messages (SPEC 10, the outbox). A store writes them
+/// whenever there are any, whether or not the update function asked for its record to be
+/// written (an operator's action on a contact with nothing to change is still recorded). A
+/// store that runs an update function again (a retried transaction) gives it fresh, empty
+/// effects each time.
 #[derive(Debug, Default)]
 pub struct Effects {
     /// Audit events, in order.
     pub audit: Vec<AuditDraft>,
+    /// Webhook messages, in order: queued for each of the partner's enabled endpoints that
+    /// receive their event.
+    pub webhooks: Vec<WebhookEvent>,
 }
 
+/// The audit events that are also webhook events (SPEC 10), their `data` the contact id and the
+/// audit details.
+pub const AUDITED_WEBHOOK_EVENTS: [&str; 7] = [
+    "2fa.enabled",
+    "2fa.disabled",
+    "2fa.reset",
+    "2fa.locked",
+    "recovery_code.used",
+    "widget.approved",
+    "widget.unapproved",
+];
+
 impl Effects {
-    /// Record an audit event.
+    /// Record an audit event, and its webhook message when it is one of
+    /// [`AUDITED_WEBHOOK_EVENTS`]: one call, so no change can record one and forget the other.
     pub fn audit(&mut self, draft: AuditDraft) {
+        if AUDITED_WEBHOOK_EVENTS.contains(&draft.event) {
+            let mut data = serde_json::Map::new();
+            if let Some(contact) = &draft.contact_id {
+                data.insert("contactId".into(), serde_json::Value::String(contact.to_string()));
+            }
+            data.extend(draft.details.iter().map(|(k, v)| (k.clone(), v.clone())));
+            let id = format!("msg_{}", draft.id.simple());
+            self.webhooks.push(WebhookEvent::new(
+                id,
+                draft.event,
+                draft.at_ms / 1000,
+                &serde_json::Value::Object(data),
+            ));
+        }
         self.audit.push(draft);
+    }
+
+    /// Queue a webhook message that is not an audit event (an order's).
+    pub fn webhook(&mut self, event: WebhookEvent) {
+        self.webhooks.push(event);
     }
 
     /// Whether there is nothing to write.
     pub fn is_empty(&self) -> bool {
-        self.audit.is_empty()
+        self.audit.is_empty() && self.webhooks.is_empty()
     }
+}
+
+/// A webhook message of a change, as the outbox stores it: the same `webhook-id` for every
+/// endpoint and every retry, and the exact body every attempt signs.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WebhookEvent {
+    /// `msg_` and 32 hex digits.
+    pub id: String,
+    /// The event name (`order.completed`, ...).
+    pub event: String,
+    /// `{"type","timestamp","data"}` as sent.
+    pub body: String,
+    /// When it happened (Unix seconds): its first attempt is due then.
+    pub at: u64,
+}
+
+impl WebhookEvent {
+    /// A message of `event` at `at` (Unix seconds) with `data`: the body is
+    /// `{"type","timestamp","data"}` in that order, the timestamp RFC 3339 UTC.
+    pub fn new(id: String, event: &str, at: u64, data: &serde_json::Value) -> Self {
+        let timestamp = crate::chain::rfc3339_millis(at.saturating_mul(1000));
+        let body = format!(
+            "{{\"type\":{},\"timestamp\":{},\"data\":{}}}",
+            serde_json::Value::from(event),
+            serde_json::Value::from(timestamp),
+            data
+        );
+        Self { id, event: event.to_owned(), body, at }
+    }
+}
+
+impl fmt::Debug for WebhookEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WebhookEvent").field("id", &self.id).field("event", &self.event).finish_non_exhaustive()
+    }
+}
+
+/// One message's delivery to one endpoint, as queued.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryRecord {
+    /// The message's `webhook-id`.
+    pub message_id: String,
+    /// The endpoint.
+    pub endpoint_id: uuid::Uuid,
+    /// The event name.
+    pub event: String,
+    /// Attempts made so far.
+    pub attempts: u32,
+    /// When the next attempt is due (Unix seconds).
+    pub next_at: u64,
+    /// `pending`, `delivered` or `failed`.
+    pub state: String,
 }
 
 /// A partner as stored. `Debug` leaves out the key hash.
@@ -557,8 +645,9 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// The contact id of a partner's email, if it ever signed in.
     fn contact_by_email(&self, partner: &PartnerId, email: &str) -> Result<Option<ContactId>, StoreError>;
 
-    /// Store a new order; [`StoreError::Conflict`] if its id is taken.
-    fn insert_order(&self, order: &OrderRecord) -> Result<(), StoreError>;
+    /// Store a new order with its [`Effects`] (its webhook messages), in one transaction;
+    /// [`StoreError::Conflict`] if its id is taken.
+    fn insert_order(&self, order: &OrderRecord, effects: &Effects) -> Result<(), StoreError>;
 
     /// A partner's order by id (another partner's order reads as `None`).
     fn order(&self, partner: &PartnerId, id: &OrderId) -> Result<Option<OrderRecord>, StoreError>;
@@ -570,7 +659,7 @@ pub trait Store: Send + Sync + fmt::Debug {
         &self,
         partner: &PartnerId,
         id: &OrderId,
-        f: &mut dyn FnMut(&mut OrderRecord) -> bool,
+        f: &mut dyn FnMut(&mut OrderRecord, &mut Effects) -> bool,
     ) -> Result<bool, StoreError>;
 
     /// Up to `limit` orders of a partner's contact, newest first (by `created_at`, then id,
@@ -605,6 +694,9 @@ pub trait Store: Send + Sync + fmt::Debug {
         partner: &PartnerId,
         f: &mut dyn FnMut(&mut Vec<WebhookEndpointRecord>, &mut Effects) -> bool,
     ) -> Result<bool, StoreError>;
+
+    /// The partner's queued webhook deliveries (every state), oldest message first.
+    fn webhook_deliveries(&self, partner: &PartnerId) -> Result<Vec<DeliveryRecord>, StoreError>;
 
     /// Every partner's audit head (last `seq` and `hash`), in partner id order.
     fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError>;

@@ -56,8 +56,8 @@ use sha2::{Digest, Sha256};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{
-    AuditHead, AuditRow, ContactRecord, Effects, OrderRecord, OrderStatus, PartnerRecord, RecoveryCodeSet,
-    SealedSample, SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord,
+    AuditHead, AuditRow, ContactRecord, DeliveryRecord, Effects, OrderRecord, OrderStatus, PartnerRecord,
+    RecoveryCodeSet, SealedSample, SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord, WebhookEvent,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -260,7 +260,8 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE contacts ADD COLUMN recovery_failures BIGINT NOT NULL DEFAULT 0;
     ALTER TABLE contacts ADD COLUMN recovery_last_failure_at BIGINT;
     ALTER TABLE contacts ADD COLUMN hold_until BIGINT;",
-    // 4: webhook endpoints (SPEC section 10), their secrets sealed.
+    // 4: webhook endpoints (SPEC section 10), their secrets sealed; the outbox: each message once,
+    // and its delivery to each endpoint.
     "CREATE TABLE webhook_endpoints (
         id BYTEA PRIMARY KEY,
         partner_id BYTEA NOT NULL,
@@ -273,7 +274,25 @@ const MIGRATIONS: &[&str] = &[
         created_at BIGINT NOT NULL,
         failing_since BIGINT
     );
-    CREATE INDEX webhook_endpoints_by_partner ON webhook_endpoints (partner_id, created_at, id);",
+    CREATE INDEX webhook_endpoints_by_partner ON webhook_endpoints (partner_id, created_at, id);
+    CREATE TABLE webhook_messages (
+        id TEXT PRIMARY KEY,
+        partner_id BYTEA NOT NULL,
+        event TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at BIGINT NOT NULL
+    );
+    CREATE TABLE webhook_deliveries (
+        message_id TEXT NOT NULL,
+        endpoint_id BYTEA NOT NULL,
+        partner_id BYTEA NOT NULL,
+        attempts BIGINT NOT NULL DEFAULT 0,
+        next_at BIGINT NOT NULL,
+        lease_until BIGINT,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+        PRIMARY KEY (message_id, endpoint_id)
+    );
+    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_at) WHERE state = 'pending';",
 ];
 
 /// The schema version whose migration moves the operator log into the audit chains.
@@ -631,6 +650,28 @@ fn chain_operator_log(tx: &mut postgres::Transaction<'_>) -> Result<(), StoreErr
 /// Chain `drafts` onto `partner`'s trail inside the transaction: lock the partner's row and
 /// read its head, insert the linked rows, move the head. Only changes of one partner wait on
 /// each other. Any failure is [`StoreError::Audit`], and the transaction rolls back.
+/// Write an update's effects in its transaction: its audit rows, then its webhook messages.
+fn write_effects(tx: &mut impl Sql, partner: &PartnerId, effects: &Effects) -> Result<(), StoreError> {
+    write_audit(tx, partner, &effects.audit)?;
+    write_webhooks(tx, partner, &effects.webhooks)
+}
+
+/// Queue the change's webhook messages, one statement each: the message stored once and a
+/// delivery for each of the partner's enabled endpoints that receive its event (none: nothing).
+fn write_webhooks(tx: &mut impl Sql, partner: &PartnerId, events: &[WebhookEvent]) -> Result<(), StoreError> {
+    const QUEUE: &str = "WITH targets AS (SELECT id FROM webhook_endpoints \
+         WHERE partner_id = $1 AND enabled AND events::jsonb ? $3), \
+       message AS (INSERT INTO webhook_messages (id, partner_id, event, body, created_at) \
+         SELECT $2, $1, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM targets) RETURNING id) \
+       INSERT INTO webhook_deliveries (message_id, endpoint_id, partner_id, next_at, state) \
+         SELECT message.id, targets.id, $1, $5, 'pending' FROM message, targets";
+    let p = partner.as_bytes().as_slice();
+    for e in events {
+        tx.execute(QUEUE, &[&p, &e.id, &e.event, &e.body, &to_sql_u64(e.at)])?;
+    }
+    Ok(())
+}
+
 fn write_audit(tx: &mut impl Sql, partner: &PartnerId, drafts: &[chain::AuditDraft]) -> Result<(), StoreError> {
     if drafts.is_empty() {
         return Ok(());
@@ -1382,7 +1423,7 @@ impl Store for PostgresStore {
             if write {
                 write_partner(tx, &record, false)?;
             }
-            write_audit(tx, id, &effects.audit)?;
+            write_effects(tx, id, &effects)?;
             Ok(Finish::Commit(true))
         })
     }
@@ -1432,7 +1473,7 @@ impl Store for PostgresStore {
                     )?;
                 }
             }
-            write_audit(tx, partner, &effects.audit)?;
+            write_effects(tx, partner, &effects)?;
             Ok(Finish::Commit(true))
         })
     }
@@ -1473,7 +1514,7 @@ impl Store for PostgresStore {
                 if inserted {
                     tx.execute("DELETE FROM contacts WHERE partner_id = $1 AND contact_id = $2", &[&p, &c])?;
                 }
-                write_audit(tx, partner, &effects.audit)?;
+                write_effects(tx, partner, &effects)?;
                 return Ok(Finish::Commit(()));
             }
             let (pending_at, last_step, failures, failed_at) = (
@@ -1515,6 +1556,7 @@ impl Store for PostgresStore {
                     write_audit(tx, partner, drafts)?;
                 }
             }
+            write_webhooks(tx, partner, &effects.webhooks)?;
             Ok(Finish::Commit(()))
         })
     }
@@ -1680,8 +1722,15 @@ impl Store for PostgresStore {
         self.again_if_lost(|c| one(c, SELECT_EMAIL, &[&partner.as_bytes().as_slice(), &email], |r| id(r, 0)))
     }
 
-    fn insert_order(&self, order: &OrderRecord) -> Result<(), StoreError> {
-        write_order(&mut *self.conn()?, &order.id, order, true)
+    fn insert_order(&self, order: &OrderRecord, effects: &Effects) -> Result<(), StoreError> {
+        if effects.is_empty() {
+            return write_order(&mut *self.conn()?, &order.id, order, true);
+        }
+        self.write(|tx, _| {
+            write_order(tx, &order.id, order, true)?;
+            write_effects(tx, &order.partner_id, effects)?;
+            Ok(Finish::Commit(()))
+        })
     }
 
     fn order(&self, partner: &PartnerId, id: &OrderId) -> Result<Option<OrderRecord>, StoreError> {
@@ -1693,18 +1742,40 @@ impl Store for PostgresStore {
         &self,
         partner: &PartnerId,
         id: &OrderId,
-        f: &mut dyn FnMut(&mut OrderRecord) -> bool,
+        f: &mut dyn FnMut(&mut OrderRecord, &mut Effects) -> bool,
     ) -> Result<bool, StoreError> {
         let (o, p) = (id.as_bytes().as_slice(), partner.as_bytes().as_slice());
         self.write(|tx, ran| {
             let Some(mut record) = one(tx, LOCK_ORDER, &[&o, &p], order_from_row)? else {
                 return Ok(Finish::Rollback(false));
             };
-            if !run(ran, f, &mut record) {
+            let (write, effects) = run_with_effects(ran, f, &mut record);
+            if !write && effects.is_empty() {
                 return Ok(Finish::Rollback(true));
             }
-            write_order(tx, id, &record, false)?;
+            if write {
+                write_order(tx, id, &record, false)?;
+            }
+            write_effects(tx, partner, &effects)?;
             Ok(Finish::Commit(true))
+        })
+    }
+
+    fn webhook_deliveries(&self, partner: &PartnerId) -> Result<Vec<DeliveryRecord>, StoreError> {
+        let sql = "SELECT d.message_id, d.endpoint_id, m.event, d.attempts, d.next_at, d.state \
+                   FROM webhook_deliveries d JOIN webhook_messages m ON m.id = d.message_id \
+                   WHERE d.partner_id = $1 ORDER BY m.created_at, d.message_id, d.endpoint_id";
+        self.again_if_lost(|c| {
+            all(c, sql, &[&partner.as_bytes().as_slice()], |r| {
+                Ok(DeliveryRecord {
+                    message_id: r.try_get(0)?,
+                    endpoint_id: id::<uuid::Uuid>(r, 1)?,
+                    event: r.try_get(2)?,
+                    attempts: count(r, 3)?,
+                    next_at: time(r, 4)?,
+                    state: r.try_get(5)?,
+                })
+            })
         })
     }
 
@@ -2187,7 +2258,7 @@ mod tests {
         let store = open(&config);
         let mut client = config.connect(postgres::NoTls).unwrap();
         let o = sample_order(PartnerId::random());
-        store.insert_order(&o).unwrap();
+        store.insert_order(&o, &Effects::default()).unwrap();
         // The CHECK constraint keeps such a row out; a database written by other means may hold one.
         client.batch_execute("ALTER TABLE widget_orders DROP CONSTRAINT widget_orders_status_check").unwrap();
         client.execute("UPDATE widget_orders SET status = 'refunded'", &[]).unwrap();
@@ -2198,7 +2269,7 @@ mod tests {
             "unknown order status"
         ));
         assert!(corrupt(
-            store.update_order(&o.partner_id, &o.id, &mut |_| unreachable!()).map(drop),
+            store.update_order(&o.partner_id, &o.id, &mut |_, _| unreachable!()).map(drop),
             "unknown order status"
         ));
 

@@ -18,8 +18,8 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::{
-    AuditHead, AuditRow, ContactRecord, Effects, OrderRecord, OrderStatus, PartnerRecord, RecoveryCodeSet,
-    SealedSample, SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord,
+    AuditHead, AuditRow, ContactRecord, DeliveryRecord, Effects, OrderRecord, OrderStatus, PartnerRecord,
+    RecoveryCodeSet, SealedSample, SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord, WebhookEvent,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -172,7 +172,8 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE contacts ADD COLUMN recovery_failures INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE contacts ADD COLUMN recovery_last_failure_at INTEGER;
     ALTER TABLE contacts ADD COLUMN hold_until INTEGER;",
-    // 6: webhook endpoints (SPEC section 10), their secrets sealed.
+    // 6: webhook endpoints (SPEC section 10), their secrets sealed; the outbox: each message once,
+    // and its delivery to each endpoint.
     "CREATE TABLE webhook_endpoints (
         id BLOB PRIMARY KEY NOT NULL,
         partner_id BLOB NOT NULL,
@@ -185,7 +186,25 @@ const MIGRATIONS: &[&str] = &[
         created_at INTEGER NOT NULL,
         failing_since INTEGER
     ) WITHOUT ROWID;
-    CREATE INDEX webhook_endpoints_by_partner ON webhook_endpoints (partner_id, created_at, id);",
+    CREATE INDEX webhook_endpoints_by_partner ON webhook_endpoints (partner_id, created_at, id);
+    CREATE TABLE webhook_messages (
+        id TEXT PRIMARY KEY NOT NULL,
+        partner_id BLOB NOT NULL,
+        event TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE webhook_deliveries (
+        message_id TEXT NOT NULL,
+        endpoint_id BLOB NOT NULL,
+        partner_id BLOB NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_at INTEGER NOT NULL,
+        lease_until INTEGER,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+        PRIMARY KEY (message_id, endpoint_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_at) WHERE state = 'pending';",
 ];
 
 /// The schema version whose migration moves the operator log into the audit chains.
@@ -561,6 +580,48 @@ fn select_endpoints(conn: &Connection, partner: &PartnerId) -> rusqlite::Result<
     .collect()
 }
 
+/// Write an update's effects in its transaction: its audit rows, then its webhook messages.
+fn write_effects(tx: &rusqlite::Transaction<'_>, partner: &PartnerId, effects: &Effects) -> Result<(), StoreError> {
+    write_audit(tx, partner, &effects.audit)?;
+    write_webhooks(tx, partner, &effects.webhooks)
+}
+
+/// Queue the change's webhook messages: each one stored once, with a delivery for each of the
+/// partner's enabled endpoints that receive its event (none: nothing is written).
+fn write_webhooks(
+    tx: &rusqlite::Transaction<'_>,
+    partner: &PartnerId,
+    events: &[WebhookEvent],
+) -> Result<(), StoreError> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let endpoints: Vec<(Vec<u8>, String)> = tx
+        .prepare_cached("SELECT id, events FROM webhook_endpoints WHERE partner_id = ?1 AND enabled = 1")?
+        .query_map([partner.as_bytes()], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for event in events {
+        let quoted = format!("\"{}\"", event.event);
+        let to: Vec<&Vec<u8>> =
+            endpoints.iter().filter(|(_, names)| names.contains(&quoted)).map(|(id, _)| id).collect();
+        if to.is_empty() {
+            continue;
+        }
+        tx.prepare_cached(
+            "INSERT INTO webhook_messages (id, partner_id, event, body, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![event.id, partner.as_bytes(), event.event, event.body, to_sql_u64(event.at)])?;
+        let mut queue = tx.prepare_cached(
+            "INSERT INTO webhook_deliveries (message_id, endpoint_id, partner_id, next_at, state) \
+             VALUES (?1, ?2, ?3, ?4, 'pending')",
+        )?;
+        for endpoint in to {
+            queue.execute(params![event.id, endpoint, partner.as_bytes(), to_sql_u64(event.at)])?;
+        }
+    }
+    Ok(())
+}
+
 fn is_unique_violation(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
         || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
@@ -785,7 +846,7 @@ impl Store for SqliteStore {
             if f(&mut record, &mut effects) {
                 write_partner(tx, &record, false)?;
             }
-            write_audit(tx, id, &effects.audit)?;
+            write_effects(tx, id, &effects)?;
             Ok(true)
         })
     }
@@ -837,7 +898,7 @@ impl Store for SqliteStore {
                     ])?;
                 }
             }
-            write_audit(tx, partner, &effects.audit)?;
+            write_effects(tx, partner, &effects)?;
             Ok(true)
         })
     }
@@ -897,7 +958,7 @@ impl Store for SqliteStore {
                     record.hold_until.map(to_sql_u64),
                 ])?;
             }
-            write_audit(tx, partner, &effects.audit)
+            write_effects(tx, partner, &effects)
         })
     }
 
@@ -1063,8 +1124,11 @@ impl Store for SqliteStore {
         })
     }
 
-    fn insert_order(&self, order: &OrderRecord) -> Result<(), StoreError> {
-        self.write(|tx| write_order(tx, &order.id, order, true))
+    fn insert_order(&self, order: &OrderRecord, effects: &Effects) -> Result<(), StoreError> {
+        self.write(|tx| {
+            write_order(tx, &order.id, order, true)?;
+            write_effects(tx, &order.partner_id, effects)
+        })
     }
 
     fn order(&self, partner: &PartnerId, id: &OrderId) -> Result<Option<OrderRecord>, StoreError> {
@@ -1075,14 +1139,39 @@ impl Store for SqliteStore {
         &self,
         partner: &PartnerId,
         id: &OrderId,
-        f: &mut dyn FnMut(&mut OrderRecord) -> bool,
+        f: &mut dyn FnMut(&mut OrderRecord, &mut Effects) -> bool,
     ) -> Result<bool, StoreError> {
         self.write(|tx| {
             let Some(mut record) = select_order(tx, partner, id)? else { return Ok(false) };
-            if f(&mut record) {
+            let mut effects = Effects::default();
+            if f(&mut record, &mut effects) {
                 write_order(tx, id, &record, false)?;
             }
+            write_effects(tx, partner, &effects)?;
             Ok(true)
+        })
+    }
+
+    fn webhook_deliveries(&self, partner: &PartnerId) -> Result<Vec<DeliveryRecord>, StoreError> {
+        self.read(|c| {
+            c.prepare_cached(
+                "SELECT d.message_id, d.endpoint_id, m.event, d.attempts, d.next_at, d.state \
+                 FROM webhook_deliveries d JOIN webhook_messages m ON m.id = d.message_id \
+                 WHERE d.partner_id = ?1 ORDER BY m.created_at, d.message_id, d.endpoint_id",
+            )?
+            .query_map([partner.as_bytes()], |r| {
+                let endpoint: Vec<u8> = r.get(1)?;
+                Ok(DeliveryRecord {
+                    message_id: r.get(0)?,
+                    endpoint_id: uuid::Uuid::from_slice(&endpoint)
+                        .map_err(|_| corrupt(1, "endpoint id is not 16 bytes"))?,
+                    event: r.get(2)?,
+                    attempts: r.get(3)?,
+                    next_at: from_sql_u64(r.get(4)?)?,
+                    state: r.get(5)?,
+                })
+            })?
+            .collect()
         })
     }
 
@@ -1194,7 +1283,7 @@ mod tests {
         assert_eq!(version, 6);
         assert_eq!(store.partner(&partner).unwrap().unwrap().name, "Acme");
         let o = sample_order(partner);
-        store.insert_order(&o).unwrap();
+        store.insert_order(&o, &Effects::default()).unwrap();
         assert_eq!(store.order(&partner, &o.id).unwrap(), Some(o));
         drop(store);
         // Opening again runs nothing more.
@@ -1274,7 +1363,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(dir.path().join("r.db")).unwrap();
         let o = sample_order(PartnerId::random());
-        store.insert_order(&o).unwrap();
+        store.insert_order(&o, &Effects::default()).unwrap();
         {
             let conn = lock(&store.writer);
             // The CHECK constraint keeps such a row out; a file written by other means may hold one.
@@ -1285,7 +1374,7 @@ mod tests {
         let corrupt = |r: Result<_, StoreError>| matches!(r, Err(StoreError::Corrupt("unknown order status")));
         assert!(corrupt(store.order(&o.partner_id, &o.id).map(drop)));
         assert!(corrupt(store.orders_for_contact(&o.partner_id, &o.contact_id, None, 10).map(drop)));
-        assert!(corrupt(store.update_order(&o.partner_id, &o.id, &mut |_| unreachable!()).map(drop)));
+        assert!(corrupt(store.update_order(&o.partner_id, &o.id, &mut |_, _| unreachable!()).map(drop)));
     }
 
     #[test]
