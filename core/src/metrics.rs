@@ -19,8 +19,8 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, Prometheu
 
 use crate::ids::{ContactId, OrderId, PartnerId};
 use crate::store::{
-    AuditHead, AuditRow, ContactRecord, DeliveryRecord, Effects, OrderRecord, PartnerRecord, SealedSample,
-    SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DeliveryNext, DeliveryRecord, Effects,
+    OrderRecord, PartnerRecord, SealedSample, SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord,
 };
 
 /// Histogram buckets, in seconds: 0.5 ms to 5 s.
@@ -40,6 +40,7 @@ const HTTP_DURATION: &str = "rampart_http_request_duration_seconds";
 const STORE_ERRORS: &str = "rampart_store_errors_total";
 const AUDIT_WRITE_FAILURES: &str = "rampart_audit_write_failures_total";
 const RECOVERY_CODE_REUSE: &str = "rampart_recovery_code_reuse_total";
+const WEBHOOK_DELIVERIES: &str = "rampart_webhook_deliveries_total";
 const BUILD_INFO: &str = "rampart_build_info";
 
 /// A 2FA operation, as the `operation` label names it.
@@ -233,6 +234,7 @@ impl Metrics {
             text(STORE_ERRORS, None, "Store calls that failed, by store operation."),
             text(AUDIT_WRITE_FAILURES, None, "Changes refused because their audit events could not be written."),
             text(RECOVERY_CODE_REUSE, None, "Used recovery codes presented again (a leaked code sheet)."),
+            text(WEBHOOK_DELIVERIES, None, "Webhook delivery attempts by result."),
         ] {
             r.describe_counter(name, unit, help.into());
         }
@@ -290,6 +292,13 @@ impl Metrics {
         let duration = self.attempt_durations[o]
             .get_or_init(|| self.histogram(ATTEMPT_DURATION, vec![label("operation", operation.as_str())]));
         self.observe(duration, elapsed);
+    }
+
+    /// One webhook delivery attempt: `delivered`, `retrying`, `failed` or `endpoint_disabled`.
+    pub fn webhook_delivery(&self, result: &'static str) {
+        if self.enabled {
+            self.count(WEBHOOK_DELIVERIES, vec![label("result", result)]);
+        }
     }
 
     /// A used recovery code presented again.
@@ -528,6 +537,35 @@ impl Store for Metered {
     }
     fn webhook_deliveries(&self, partner: &PartnerId) -> Result<Vec<DeliveryRecord>, StoreError> {
         self.watch("webhook_deliveries", self.inner.webhook_deliveries(partner))
+    }
+    fn claim_deliveries(&self, now: u64, lease_until: u64, limit: usize) -> Result<Vec<ClaimedDelivery>, StoreError> {
+        self.watch("claim_deliveries", self.inner.claim_deliveries(now, lease_until, limit))
+    }
+    fn finish_delivery(
+        &self,
+        partner: &PartnerId,
+        endpoint_id: &uuid::Uuid,
+        attempt: &AttemptRecord,
+        next: &DeliveryNext,
+        endpoint: Option<&WebhookEndpointRecord>,
+        effects: &Effects,
+    ) -> Result<(), StoreError> {
+        self.watch(
+            "finish_delivery",
+            self.inner.finish_delivery(partner, endpoint_id, attempt, next, endpoint, effects),
+        )
+    }
+    fn webhook_attempts(
+        &self,
+        partner: &PartnerId,
+        endpoint_id: &uuid::Uuid,
+        before: Option<(u64, String)>,
+        limit: usize,
+    ) -> Result<Vec<AttemptRecord>, StoreError> {
+        self.watch("webhook_attempts", self.inner.webhook_attempts(partner, endpoint_id, before, limit))
+    }
+    fn webhook_queue_depth(&self) -> Result<u64, StoreError> {
+        self.watch("webhook_queue_depth", self.inner.webhook_queue_depth())
     }
     fn update_order(
         &self,

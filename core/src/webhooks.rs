@@ -23,7 +23,7 @@ use crate::crypto::fill_random;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::{ContactId, PartnerId};
 use crate::service::Service;
-use crate::store::WebhookEndpointRecord;
+use crate::store::{AttemptRecord, ClaimedDelivery, DeliveryNext, Effects, WebhookEndpointRecord};
 use crate::vocab::Field;
 
 /// How far a message's timestamp may be from now, either way.
@@ -389,6 +389,162 @@ impl Service {
             out.push(open(prev)?);
         }
         Ok(out)
+    }
+}
+
+/// Delays before each attempt (SPEC 10): immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h
+/// and 10 h; after the 8th failure the message is failed for that endpoint.
+pub const SCHEDULE_SECS: [u64; 8] = [0, 5, 300, 1800, 7200, 18_000, 36_000, 36_000];
+/// Up to this fraction of random jitter is added to each delay.
+pub const JITTER: f64 = 0.2;
+/// The longest `Retry-After` honoured.
+pub const MAX_RETRY_AFTER_SECS: u64 = 24 * 3600;
+/// An endpoint whose messages have all failed this long is disabled.
+pub const DISABLE_AFTER_SECS: u64 = 5 * 24 * 3600;
+/// How long a claimed delivery stays leased to the server attempting it.
+pub const LEASE_SECS: u64 = 60;
+
+/// What an attempt got.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendResult {
+    /// The receiver answered this status; `retry_after` is its `Retry-After` in seconds (read
+    /// only on a 429 or 503).
+    Answered {
+        /// The HTTP status.
+        status: u16,
+        /// `Retry-After`, in seconds.
+        retry_after: Option<u64>,
+    },
+    /// No answer: a time-out, a refused connection, an address not allowed.
+    Failed(String),
+}
+
+/// What the worker does next with a delivery: the outcome of [`Service::finish_webhook_attempt`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    /// A 2xx.
+    Delivered,
+    /// Failed; retried later.
+    Retrying,
+    /// Failed for good (the 8th attempt).
+    Failed,
+    /// A 410: the endpoint is disabled.
+    EndpointDisabled,
+}
+
+impl AttemptOutcome {
+    /// The `result` label of `rampart_webhook_deliveries_total`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Delivered => "delivered",
+            Self::Retrying => "retrying",
+            Self::Failed => "failed",
+            Self::EndpointDisabled => "endpoint_disabled",
+        }
+    }
+}
+
+impl Service {
+    /// Claim up to `limit` deliveries due now, leased to this server for [`LEASE_SECS`].
+    pub fn claim_webhook_deliveries(&self, limit: usize) -> Result<Vec<ClaimedDelivery>> {
+        let now = self.now();
+        self.store().claim_deliveries(now, now.saturating_add(LEASE_SECS), limit).map_err(Self::internal)
+    }
+
+    /// Start an attempt of `d` now: its time (Unix milliseconds, for
+    /// [`Service::finish_webhook_attempt`]) and its three headers, `webhook-id`,
+    /// `webhook-timestamp` (this attempt's) and `webhook-signature` (both secrets during a
+    /// rotation).
+    pub fn webhook_headers(&self, d: &ClaimedDelivery) -> Result<(u64, [(&'static str, String); 3])> {
+        let at_ms = self.now_millis();
+        let now = at_ms / 1000;
+        let secrets = self.signing_secrets(&d.endpoint)?;
+        let refs: Vec<&WebhookSecret> = secrets.iter().collect();
+        let signature = sign(&refs, &d.message_id, now, d.body.as_bytes());
+        let headers = [
+            ("webhook-id", d.message_id.clone()),
+            ("webhook-timestamp", now.to_string()),
+            ("webhook-signature", signature),
+        ];
+        Ok((at_ms, headers))
+    }
+
+    /// Seconds from now until an HTTP date (a `Retry-After` given as a date), by this service's
+    /// clock; 0 when it has passed.
+    pub fn seconds_until(&self, unix: u64) -> u64 {
+        unix.saturating_sub(self.now())
+    }
+
+    /// Record an attempt of `d` made at `at_ms` that took `latency_ms`, and schedule what comes
+    /// next (SPEC 10): a 2xx is delivered; a 410 disables the endpoint (audited, actor
+    /// `system`); anything else is retried after the next delay of the schedule, with up to 20%
+    /// jitter and times `scale` (the sandbox test flag), or after a 429's or 503's
+    /// `Retry-After` when longer (at most 24 h, never scaled); the 8th failure fails the
+    /// message for that endpoint, and an endpoint whose messages have all failed for 5 days is
+    /// disabled (audited).
+    pub fn finish_webhook_attempt(
+        &self,
+        d: &ClaimedDelivery,
+        at_ms: u64,
+        latency_ms: u64,
+        result: &SendResult,
+        scale: f64,
+    ) -> Result<AttemptOutcome> {
+        let now = at_ms / 1000;
+        let attempt = d.attempts.saturating_add(1);
+        let (status, error, retry_after) = match result {
+            SendResult::Answered { status, retry_after } => (Some(*status), None, *retry_after),
+            SendResult::Failed(why) => (None, Some(why.clone()), None),
+        };
+        let record = AttemptRecord {
+            message_id: d.message_id.clone(),
+            event: d.event.clone(),
+            at_ms,
+            attempt,
+            status,
+            error,
+            latency_ms,
+        };
+        let mut endpoint = d.endpoint.clone();
+        let mut effects = Effects::default();
+        let delivered = status.is_some_and(|s| (200..300).contains(&s));
+        let (next, outcome) = if delivered {
+            endpoint.failing_since = None;
+            (DeliveryNext::Delivered, AttemptOutcome::Delivered)
+        } else if status == Some(410) {
+            endpoint.enabled = false;
+            (DeliveryNext::Failed, AttemptOutcome::EndpointDisabled)
+        } else {
+            let since = *endpoint.failing_since.get_or_insert(now);
+            if now.saturating_sub(since) >= DISABLE_AFTER_SECS {
+                endpoint.enabled = false;
+            }
+            match SCHEDULE_SECS.get(usize::try_from(attempt).unwrap_or(usize::MAX)) {
+                None => (DeliveryNext::Failed, AttemptOutcome::Failed),
+                Some(&delay) => {
+                    let mut jitter = [0u8; 2];
+                    fill_random(&mut jitter)?;
+                    let fraction = f64::from(u16::from_le_bytes(jitter)) / f64::from(u16::MAX) * JITTER;
+                    let scheduled = (delay as f64 * (1.0 + fraction) * scale).round() as u64;
+                    let honoured =
+                        retry_after.filter(|_| matches!(status, Some(429 | 503))).map(|s| s.min(MAX_RETRY_AFTER_SECS));
+                    let wait = scheduled.max(honoured.unwrap_or(0));
+                    (DeliveryNext::Retry(now.saturating_add(wait)), AttemptOutcome::Retrying)
+                }
+            }
+        };
+        let disabled = d.endpoint.enabled && !endpoint.enabled;
+        if disabled {
+            let dd =
+                details([("endpointId", Value::from(endpoint.id.to_string())), ("change", Value::from("disabled"))]);
+            effects.audit(self.draft(&Actor::System, event::WEBHOOK_ENDPOINT_CHANGED, None, dd));
+        }
+        let changed = (endpoint.enabled, endpoint.failing_since) != (d.endpoint.enabled, d.endpoint.failing_since);
+        self.store()
+            .finish_delivery(&d.partner_id, &d.endpoint.id, &record, &next, changed.then_some(&endpoint), &effects)
+            .map_err(Self::internal)?;
+        self.metrics().webhook_delivery(outcome.as_str());
+        Ok(outcome)
     }
 }
 

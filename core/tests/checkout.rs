@@ -13,8 +13,9 @@ use rampart_core::checkout::{SESSION_IDLE_SECS, SIGN_IN_CODE_TTL_SECS};
 use rampart_core::ids::OrderId;
 use rampart_core::lifecycle;
 use rampart_core::store::{
-    AuditHead, AuditRow, ContactRecord, DeliveryRecord, Effects, FaultyStore, OrderRecord, OrderStatus, PartnerRecord,
-    SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DeliveryNext, DeliveryRecord, Effects,
+    FaultyStore, OrderRecord, OrderStatus, PartnerRecord, SessionRecord, SignInRecord, Store, StoreError,
+    WebhookEndpointRecord,
 };
 use rampart_core::widget::WidgetConfig;
 use rampart_core::{
@@ -1220,6 +1221,36 @@ impl Store for Trip {
     fn webhook_deliveries(&self, p: &PartnerId) -> Result<Vec<DeliveryRecord>, StoreError> {
         self.check("webhook_deliveries")?;
         self.inner.webhook_deliveries(p)
+    }
+    fn claim_deliveries(&self, now: u64, lease_until: u64, limit: usize) -> Result<Vec<ClaimedDelivery>, StoreError> {
+        self.check("claim_deliveries")?;
+        self.inner.claim_deliveries(now, lease_until, limit)
+    }
+    fn finish_delivery(
+        &self,
+        partner: &PartnerId,
+        endpoint_id: &uuid::Uuid,
+        attempt: &AttemptRecord,
+        next: &DeliveryNext,
+        endpoint: Option<&WebhookEndpointRecord>,
+        effects: &Effects,
+    ) -> Result<(), StoreError> {
+        self.check("finish_delivery")?;
+        self.inner.finish_delivery(partner, endpoint_id, attempt, next, endpoint, effects)
+    }
+    fn webhook_attempts(
+        &self,
+        partner: &PartnerId,
+        endpoint_id: &uuid::Uuid,
+        before: Option<(u64, String)>,
+        limit: usize,
+    ) -> Result<Vec<AttemptRecord>, StoreError> {
+        self.check("webhook_attempts")?;
+        self.inner.webhook_attempts(partner, endpoint_id, before, limit)
+    }
+    fn webhook_queue_depth(&self) -> Result<u64, StoreError> {
+        self.check("webhook_queue_depth")?;
+        self.inner.webhook_queue_depth()
     }
     fn orders_for_contact(
         &self,

@@ -17,6 +17,7 @@ conformance!(
     endpoints_are_the_partners_own,
     rewrap_and_the_start_check_cover_endpoint_secrets,
     two_factor_changes_queue_their_webhooks,
+    the_queue_leases_retries_and_logs,
 );
 
 /// A public address that needs no DNS (a documentation-free, global IPv4 literal).
@@ -242,4 +243,46 @@ fn two_factor_changes_queue_their_webhooks(b: Backend) {
     let rows = f.service.audit_events(&f.partner, Some(&c), 0, 100).unwrap().events;
     let enabled = rows.iter().find(|r| r.event == "2fa.enabled").unwrap();
     assert_eq!(queued[0].message_id, format!("msg_{}", enabled.id.replace('-', "")));
+}
+
+fn the_queue_leases_retries_and_logs(b: Backend) {
+    use rampart_core::webhooks::{AttemptOutcome, SendResult};
+    let f = Fixture::new(b);
+    let (endpoint, _) = f.service.create_webhook_endpoint(&f.partner, PUBLIC, &["2fa.enabled"]).unwrap();
+    let c = common::contact();
+    let secret = f.create(&c);
+    f.service.enable_2fa(&f.partner, &c, f.code(&secret, 0).as_str()).unwrap();
+    // Claimed once: a second claim (another server) finds it leased.
+    let claimed = f.service.claim_webhook_deliveries(10).unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert!(f.service.claim_webhook_deliveries(10).unwrap().is_empty(), "leased");
+    assert_eq!(f.service.store().webhook_queue_depth().unwrap(), 1);
+    let d = &claimed[0];
+    assert_eq!((d.event.as_str(), d.attempts, d.endpoint.id), ("2fa.enabled", 0, endpoint.id));
+    assert!(d.body.starts_with(r#"{"type":"2fa.enabled","timestamp":"#), "{}", d.body);
+    let (at_ms, headers) = f.service.webhook_headers(d).unwrap();
+    assert_eq!(headers[0], ("webhook-id", d.message_id.clone()));
+    // A 503 with Retry-After 600: the next attempt in 600 s, not 5.
+    let answered = SendResult::Answered { status: 503, retry_after: Some(600) };
+    assert_eq!(f.service.finish_webhook_attempt(d, at_ms, 12, &answered, 1.0).unwrap(), AttemptOutcome::Retrying);
+    assert!(f.service.claim_webhook_deliveries(10).unwrap().is_empty(), "not due");
+    f.clock.advance(599);
+    assert!(f.service.claim_webhook_deliveries(10).unwrap().is_empty(), "not due yet");
+    f.clock.advance(1);
+    let again = f.service.claim_webhook_deliveries(10).unwrap();
+    assert_eq!((again.len(), again[0].attempts, &again[0].message_id), (1, 1, &d.message_id));
+    let (at2, _) = f.service.webhook_headers(&again[0]).unwrap();
+    let ok = SendResult::Answered { status: 204, retry_after: None };
+    assert_eq!(f.service.finish_webhook_attempt(&again[0], at2, 3, &ok, 1.0).unwrap(), AttemptOutcome::Delivered);
+    assert_eq!(f.service.store().webhook_queue_depth().unwrap(), 0);
+    f.clock.advance(100_000);
+    assert!(f.service.claim_webhook_deliveries(10).unwrap().is_empty(), "delivered is done");
+    let log = f.service.store().webhook_attempts(&f.partner, &endpoint.id, None, 10).unwrap();
+    assert_eq!(
+        log.iter().map(|a| (a.attempt, a.status, a.latency_ms)).collect::<Vec<_>>(),
+        [(2, Some(204), 3), (1, Some(503), 12)]
+    );
+    // Another partner sees no log of this endpoint.
+    let other = f.service.create_partner("Other", Environment::Sandbox).unwrap().partner_id;
+    assert!(f.service.store().webhook_attempts(&other, &endpoint.id, None, 10).unwrap().is_empty());
 }

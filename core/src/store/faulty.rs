@@ -4,8 +4,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{
-    AuditHead, AuditRow, ContactRecord, DeliveryRecord, Effects, MemoryStore, OrderRecord, PartnerRecord,
-    SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DeliveryNext, DeliveryRecord, Effects,
+    MemoryStore, OrderRecord, PartnerRecord, SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord,
 };
 use crate::ids::{ContactId, OrderId, PartnerId};
 
@@ -263,6 +263,44 @@ impl<S: Store> Store for FaultyStore<S> {
     fn webhook_deliveries(&self, partner: &PartnerId) -> Result<Vec<DeliveryRecord>, StoreError> {
         self.read()?;
         self.inner.webhook_deliveries(partner)
+    }
+
+    fn claim_deliveries(&self, now: u64, lease_until: u64, limit: usize) -> Result<Vec<ClaimedDelivery>, StoreError> {
+        self.read()?;
+        self.write()?;
+        self.inner.claim_deliveries(now, lease_until, limit)
+    }
+
+    fn finish_delivery(
+        &self,
+        partner: &PartnerId,
+        endpoint_id: &uuid::Uuid,
+        attempt: &AttemptRecord,
+        next: &DeliveryNext,
+        endpoint: Option<&WebhookEndpointRecord>,
+        effects: &Effects,
+    ) -> Result<(), StoreError> {
+        self.write()?;
+        if !effects.is_empty() {
+            Self::fault(&self.audit)?;
+        }
+        self.inner.finish_delivery(partner, endpoint_id, attempt, next, endpoint, effects)
+    }
+
+    fn webhook_attempts(
+        &self,
+        partner: &PartnerId,
+        endpoint_id: &uuid::Uuid,
+        before: Option<(u64, String)>,
+        limit: usize,
+    ) -> Result<Vec<AttemptRecord>, StoreError> {
+        self.read()?;
+        self.inner.webhook_attempts(partner, endpoint_id, before, limit)
+    }
+
+    fn webhook_queue_depth(&self) -> Result<u64, StoreError> {
+        self.read()?;
+        self.inner.webhook_queue_depth()
     }
 
     fn update_order(

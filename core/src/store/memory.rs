@@ -5,8 +5,8 @@ use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::{
-    AuditHead, AuditRow, ContactRecord, DeliveryRecord, Effects, OrderRecord, PartnerRecord, SessionRecord,
-    SignInRecord, Store, StoreError, WebhookEndpointRecord,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DeliveryNext, DeliveryRecord, Effects,
+    OrderRecord, PartnerRecord, SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -23,6 +23,12 @@ struct Inner {
     webhook_endpoints: HashMap<PartnerId, Vec<WebhookEndpointRecord>>,
     /// The outbox: deliveries by partner, in the order they were queued.
     deliveries: HashMap<PartnerId, Vec<DeliveryRecord>>,
+    /// Message bodies by id.
+    messages: HashMap<String, String>,
+    /// Leases: (message id, endpoint id) -> until (Unix seconds).
+    leases: HashMap<(String, uuid::Uuid), u64>,
+    /// Attempts by endpoint, oldest first.
+    attempts: HashMap<uuid::Uuid, Vec<AttemptRecord>>,
 }
 
 /// A store in process memory; one lock makes every update atomic.
@@ -64,6 +70,9 @@ impl Inner {
                 .filter(|e| e.enabled && e.events.contains(&event.event))
                 .map(|e| e.id)
                 .collect();
+            if !to.is_empty() {
+                self.messages.insert(event.id.clone(), event.body.clone());
+            }
             let queue = self.deliveries.entry(*partner).or_default();
             queue.extend(to.into_iter().map(|endpoint_id| DeliveryRecord {
                 message_id: event.id.clone(),
@@ -307,6 +316,107 @@ impl Store for MemoryStore {
 
     fn webhook_deliveries(&self, partner: &PartnerId) -> Result<Vec<DeliveryRecord>, StoreError> {
         Ok(self.lock().deliveries.get(partner).cloned().unwrap_or_default())
+    }
+
+    fn claim_deliveries(&self, now: u64, lease_until: u64, limit: usize) -> Result<Vec<ClaimedDelivery>, StoreError> {
+        let mut inner = self.lock();
+        let mut due: Vec<(u64, PartnerId, DeliveryRecord)> = Vec::new();
+        for (partner, queue) in &inner.deliveries {
+            for d in queue {
+                let leased = inner.leases.get(&(d.message_id.clone(), d.endpoint_id)).is_some_and(|&t| t > now);
+                if d.state == "pending" && d.next_at <= now && !leased {
+                    due.push((d.next_at, *partner, d.clone()));
+                }
+            }
+        }
+        due.sort_by(|a, b| (a.0, &a.2.message_id).cmp(&(b.0, &b.2.message_id)));
+        let mut out = Vec::new();
+        for (_, partner, d) in due {
+            if out.len() == limit {
+                break;
+            }
+            let Some(endpoint) = inner
+                .webhook_endpoints
+                .get(&partner)
+                .into_iter()
+                .flatten()
+                .find(|e| e.id == d.endpoint_id && e.enabled)
+                .cloned()
+            else {
+                continue;
+            };
+            let body = inner.messages.get(&d.message_id).cloned().unwrap_or_default();
+            inner.leases.insert((d.message_id.clone(), d.endpoint_id), lease_until);
+            out.push(ClaimedDelivery {
+                partner_id: partner,
+                message_id: d.message_id,
+                event: d.event,
+                body,
+                endpoint,
+                attempts: d.attempts,
+            });
+        }
+        Ok(out)
+    }
+
+    fn finish_delivery(
+        &self,
+        partner: &PartnerId,
+        endpoint_id: &uuid::Uuid,
+        attempt: &AttemptRecord,
+        next: &DeliveryNext,
+        endpoint: Option<&WebhookEndpointRecord>,
+        effects: &Effects,
+    ) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        inner.write_effects(partner, effects)?;
+        inner.leases.remove(&(attempt.message_id.clone(), *endpoint_id));
+        if let Some(d) = inner
+            .deliveries
+            .get_mut(partner)
+            .into_iter()
+            .flatten()
+            .find(|d| d.message_id == attempt.message_id && d.endpoint_id == *endpoint_id)
+        {
+            d.attempts = attempt.attempt;
+            match next {
+                DeliveryNext::Delivered => d.state = "delivered".into(),
+                DeliveryNext::Failed => d.state = "failed".into(),
+                DeliveryNext::Retry(at) => d.next_at = *at,
+            }
+        }
+        if let Some(e) = endpoint
+            && let Some(slot) = inner.webhook_endpoints.get_mut(partner).into_iter().flatten().find(|x| x.id == e.id)
+        {
+            *slot = e.clone();
+        }
+        inner.attempts.entry(*endpoint_id).or_default().push(attempt.clone());
+        Ok(())
+    }
+
+    fn webhook_attempts(
+        &self,
+        partner: &PartnerId,
+        endpoint_id: &uuid::Uuid,
+        before: Option<(u64, String)>,
+        limit: usize,
+    ) -> Result<Vec<AttemptRecord>, StoreError> {
+        let inner = self.lock();
+        let mine = inner.webhook_endpoints.get(partner).into_iter().flatten().any(|e| e.id == *endpoint_id);
+        if !mine {
+            return Ok(Vec::new());
+        }
+        let mut all: Vec<AttemptRecord> = inner.attempts.get(endpoint_id).cloned().unwrap_or_default();
+        all.sort_by(|a, b| (b.at_ms, &b.message_id).cmp(&(a.at_ms, &a.message_id)));
+        Ok(all
+            .into_iter()
+            .filter(|a| before.as_ref().is_none_or(|(t, m)| (a.at_ms, &a.message_id) < (*t, m)))
+            .take(limit)
+            .collect())
+    }
+
+    fn webhook_queue_depth(&self) -> Result<u64, StoreError> {
+        Ok(self.lock().deliveries.values().flatten().filter(|d| d.state == "pending").count() as u64)
     }
 
     fn orders_for_contact(

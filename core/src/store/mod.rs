@@ -147,6 +147,53 @@ impl fmt::Debug for WebhookEvent {
     }
 }
 
+/// A due delivery a server has claimed (leased) to attempt now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedDelivery {
+    /// The partner.
+    pub partner_id: PartnerId,
+    /// The message's `webhook-id`.
+    pub message_id: String,
+    /// The event name.
+    pub event: String,
+    /// The body every attempt sends and signs.
+    pub body: String,
+    /// The endpoint as it stands (its sealed secrets sign the attempt).
+    pub endpoint: WebhookEndpointRecord,
+    /// Attempts made before this one.
+    pub attempts: u32,
+}
+
+/// One attempt, as the delivery log shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptRecord {
+    /// The message's `webhook-id`.
+    pub message_id: String,
+    /// The event name.
+    pub event: String,
+    /// When it was made (Unix milliseconds).
+    pub at_ms: u64,
+    /// 1 for the first attempt.
+    pub attempt: u32,
+    /// The HTTP status, when the receiver answered.
+    pub status: Option<u16>,
+    /// Why it failed without an answer (`timeout`, `address not allowed`, ...).
+    pub error: Option<String>,
+    /// How long it took.
+    pub latency_ms: u64,
+}
+
+/// What became of a claimed delivery after its attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeliveryNext {
+    /// A 2xx: done.
+    Delivered,
+    /// Failed; try again at this time (Unix seconds).
+    Retry(u64),
+    /// Failed for good (the last attempt, or the endpoint answered 410).
+    Failed,
+}
+
 /// One message's delivery to one endpoint, as queued.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeliveryRecord {
@@ -697,6 +744,38 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// The partner's queued webhook deliveries (every state), oldest message first.
     fn webhook_deliveries(&self, partner: &PartnerId) -> Result<Vec<DeliveryRecord>, StoreError>;
+
+    /// Claim up to `limit` deliveries that are due at `now` (pending, `next_at <= now`, not
+    /// leased or their lease expired) to endpoints that are enabled, leasing each until
+    /// `lease_until`: until then no other server claims it (several servers share the queue;
+    /// a server that dies leaves leases that simply expire). Oldest due first.
+    fn claim_deliveries(&self, now: u64, lease_until: u64, limit: usize) -> Result<Vec<ClaimedDelivery>, StoreError>;
+
+    /// Record an attempt of a claimed delivery and what comes next, releasing its lease, with
+    /// the change's [`Effects`] (an endpoint disabled is audited); `endpoint` is the endpoint's
+    /// record to write when `Some` (its `enabled` and `failing_since` after this attempt).
+    fn finish_delivery(
+        &self,
+        partner: &PartnerId,
+        endpoint_id: &uuid::Uuid,
+        attempt: &AttemptRecord,
+        next: &DeliveryNext,
+        endpoint: Option<&WebhookEndpointRecord>,
+        effects: &Effects,
+    ) -> Result<(), StoreError>;
+
+    /// An endpoint's attempts, newest first, after the attempt cursor `before` (`at_ms`,
+    /// message id), at most `limit`.
+    fn webhook_attempts(
+        &self,
+        partner: &PartnerId,
+        endpoint_id: &uuid::Uuid,
+        before: Option<(u64, String)>,
+        limit: usize,
+    ) -> Result<Vec<AttemptRecord>, StoreError>;
+
+    /// How many deliveries are pending, over every partner (`rampart_webhook_queue_depth`).
+    fn webhook_queue_depth(&self) -> Result<u64, StoreError>;
 
     /// Every partner's audit head (last `seq` and `hash`), in partner id order.
     fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError>;

@@ -56,8 +56,9 @@ use sha2::{Digest, Sha256};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{
-    AuditHead, AuditRow, ContactRecord, DeliveryRecord, Effects, OrderRecord, OrderStatus, PartnerRecord,
-    RecoveryCodeSet, SealedSample, SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord, WebhookEvent,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DeliveryNext, DeliveryRecord, Effects,
+    OrderRecord, OrderStatus, PartnerRecord, RecoveryCodeSet, SealedSample, SessionRecord, SignInRecord, Store,
+    StoreError, WebhookEndpointRecord, WebhookEvent,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -292,7 +293,18 @@ const MIGRATIONS: &[&str] = &[
         state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
         PRIMARY KEY (message_id, endpoint_id)
     );
-    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_at) WHERE state = 'pending';",
+    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_at) WHERE state = 'pending';
+    CREATE TABLE webhook_attempts (
+        endpoint_id BYTEA NOT NULL,
+        at_ms BIGINT NOT NULL,
+        message_id TEXT NOT NULL,
+        attempt BIGINT NOT NULL,
+        event TEXT NOT NULL,
+        status INTEGER,
+        error TEXT,
+        latency_ms BIGINT NOT NULL,
+        PRIMARY KEY (endpoint_id, at_ms, message_id, attempt)
+    );",
 ];
 
 /// The schema version whose migration moves the operator log into the audit chains.
@@ -1759,6 +1771,114 @@ impl Store for PostgresStore {
             write_effects(tx, partner, &effects)?;
             Ok(Finish::Commit(true))
         })
+    }
+
+    fn claim_deliveries(&self, now: u64, lease_until: u64, limit: usize) -> Result<Vec<ClaimedDelivery>, StoreError> {
+        // SKIP LOCKED: servers claiming at once take different rows; the lease keeps a row from
+        // being claimed again until it is finished or its server is gone long enough.
+        const CLAIM: &str = "WITH due AS (SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d \
+               JOIN webhook_endpoints e ON e.id = d.endpoint_id \
+               WHERE d.state = 'pending' AND d.next_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1) \
+                 AND e.enabled \
+               ORDER BY d.next_at, d.message_id LIMIT $3 FOR UPDATE OF d SKIP LOCKED) \
+             UPDATE webhook_deliveries w SET lease_until = $2 \
+             FROM due, webhook_messages m, webhook_endpoints e \
+             WHERE w.message_id = due.message_id AND w.endpoint_id = due.endpoint_id \
+               AND m.id = w.message_id AND e.id = w.endpoint_id \
+             RETURNING e.id, e.partner_id, e.url, e.events, e.enabled, e.secret, e.previous_secret, \
+               e.previous_until, e.created_at, e.failing_since, w.message_id, w.attempts, m.event, m.body";
+        let (now, until, limit) = (to_sql_u64(now), to_sql_u64(lease_until), to_sql_limit(limit));
+        self.write(|tx, _| {
+            let claimed = all(tx, CLAIM, &[&now, &until, &limit], |r| {
+                let endpoint = endpoint_from_row(r)?;
+                Ok(ClaimedDelivery {
+                    partner_id: endpoint.partner_id,
+                    message_id: r.try_get(10)?,
+                    attempts: count(r, 11)?,
+                    event: r.try_get(12)?,
+                    body: r.try_get(13)?,
+                    endpoint,
+                })
+            })?;
+            Ok(Finish::Commit(claimed))
+        })
+    }
+
+    fn finish_delivery(
+        &self,
+        partner: &PartnerId,
+        endpoint_id: &uuid::Uuid,
+        attempt: &AttemptRecord,
+        next: &DeliveryNext,
+        endpoint: Option<&WebhookEndpointRecord>,
+        effects: &Effects,
+    ) -> Result<(), StoreError> {
+        let (state, next_at): (&str, Option<i64>) = match next {
+            DeliveryNext::Delivered => ("delivered", None),
+            DeliveryNext::Failed => ("failed", None),
+            DeliveryNext::Retry(at) => ("pending", Some(to_sql_u64(*at))),
+        };
+        let e_id = endpoint_id.as_bytes().as_slice();
+        let (n, at, latency) = (i64::from(attempt.attempt), to_sql_u64(attempt.at_ms), to_sql_u64(attempt.latency_ms));
+        let status = attempt.status.map(i32::from);
+        self.write(|tx, _| {
+            tx.execute(
+                "UPDATE webhook_deliveries SET attempts = $3, state = $4, next_at = COALESCE($5, next_at), \
+                 lease_until = NULL WHERE message_id = $1 AND endpoint_id = $2",
+                &[&attempt.message_id, &e_id, &n, &state, &next_at],
+            )?;
+            tx.execute(
+                "INSERT INTO webhook_attempts (endpoint_id, at_ms, message_id, attempt, event, status, error, latency_ms) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+                &[&e_id, &at, &attempt.message_id, &n, &attempt.event, &status, &attempt.error, &latency],
+            )?;
+            if let Some(e) = endpoint {
+                tx.execute(
+                    "UPDATE webhook_endpoints SET enabled = $2, failing_since = $3 WHERE id = $1",
+                    &[&e.id.as_bytes().as_slice(), &e.enabled, &e.failing_since.map(to_sql_u64)],
+                )?;
+            }
+            write_effects(tx, partner, effects)?;
+            Ok(Finish::Commit(()))
+        })
+    }
+
+    fn webhook_attempts(
+        &self,
+        partner: &PartnerId,
+        endpoint_id: &uuid::Uuid,
+        before: Option<(u64, String)>,
+        limit: usize,
+    ) -> Result<Vec<AttemptRecord>, StoreError> {
+        let sql = "SELECT a.message_id, a.event, a.at_ms, a.attempt, a.status, a.error, a.latency_ms \
+                   FROM webhook_attempts a JOIN webhook_endpoints e ON e.id = a.endpoint_id \
+                   WHERE a.endpoint_id = $1 AND e.partner_id = $2 AND (a.at_ms, a.message_id) < ($3, $4) \
+                   ORDER BY a.at_ms DESC, a.message_id DESC LIMIT $5";
+        let (at, msg) = before.map_or((i64::MAX, String::new()), |(t, m)| (to_sql_u64(t), m));
+        let (e, p, limit) = (endpoint_id.as_bytes().as_slice(), partner.as_bytes().as_slice(), to_sql_limit(limit));
+        let msg = if at == i64::MAX { "\u{10FFFF}".to_owned() } else { msg };
+        self.again_if_lost(|c| {
+            all(c, sql, &[&e, &p, &at, &msg, &limit], |r| {
+                Ok(AttemptRecord {
+                    message_id: r.try_get(0)?,
+                    event: r.try_get(1)?,
+                    at_ms: time(r, 2)?,
+                    attempt: count(r, 3)?,
+                    status: r.try_get::<_, Option<i32>>(4)?.and_then(|s| u16::try_from(s).ok()),
+                    error: r.try_get(5)?,
+                    latency_ms: time(r, 6)?,
+                })
+            })
+        })
+    }
+
+    fn webhook_queue_depth(&self) -> Result<u64, StoreError> {
+        let n: i64 = self
+            .again_if_lost(|c| {
+                one(c, "SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'pending'", &[], |r| Ok(r.try_get(0)?))
+            })?
+            .unwrap_or(0);
+        u64::try_from(n).map_err(|_| StoreError::Corrupt("negative count"))
     }
 
     fn webhook_deliveries(&self, partner: &PartnerId) -> Result<Vec<DeliveryRecord>, StoreError> {

@@ -18,8 +18,9 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::{
-    AuditHead, AuditRow, ContactRecord, DeliveryRecord, Effects, OrderRecord, OrderStatus, PartnerRecord,
-    RecoveryCodeSet, SealedSample, SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord, WebhookEvent,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DeliveryNext, DeliveryRecord, Effects,
+    OrderRecord, OrderStatus, PartnerRecord, RecoveryCodeSet, SealedSample, SessionRecord, SignInRecord, Store,
+    StoreError, WebhookEndpointRecord, WebhookEvent,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -204,7 +205,18 @@ const MIGRATIONS: &[&str] = &[
         state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
         PRIMARY KEY (message_id, endpoint_id)
     ) WITHOUT ROWID;
-    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_at) WHERE state = 'pending';",
+    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_at) WHERE state = 'pending';
+    CREATE TABLE webhook_attempts (
+        endpoint_id BLOB NOT NULL,
+        at_ms INTEGER NOT NULL,
+        message_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        event TEXT NOT NULL,
+        status INTEGER,
+        error TEXT,
+        latency_ms INTEGER NOT NULL,
+        PRIMARY KEY (endpoint_id, at_ms, message_id, attempt)
+    ) WITHOUT ROWID;",
 ];
 
 /// The schema version whose migration moves the operator log into the audit chains.
@@ -1149,6 +1161,133 @@ impl Store for SqliteStore {
             }
             write_effects(tx, partner, &effects)?;
             Ok(true)
+        })
+    }
+
+    fn claim_deliveries(&self, now: u64, lease_until: u64, limit: usize) -> Result<Vec<ClaimedDelivery>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.write(|tx| {
+            let due: Vec<(String, Vec<u8>, u32, String, String)> = tx
+                .prepare_cached(
+                    "SELECT d.message_id, d.endpoint_id, d.attempts, m.event, m.body \
+                     FROM webhook_deliveries d \
+                     JOIN webhook_messages m ON m.id = d.message_id \
+                     JOIN webhook_endpoints e ON e.id = d.endpoint_id \
+                     WHERE d.state = 'pending' AND d.next_at <= ?1 AND (d.lease_until IS NULL OR d.lease_until <= ?1) \
+                       AND e.enabled = 1 \
+                     ORDER BY d.next_at, d.message_id LIMIT ?2",
+                )?
+                .query_map(params![to_sql_u64(now), limit], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut out = Vec::with_capacity(due.len());
+            for (message_id, endpoint_id, attempts, event, body) in due {
+                tx.prepare_cached(
+                    "UPDATE webhook_deliveries SET lease_until = ?3 WHERE message_id = ?1 AND endpoint_id = ?2",
+                )?
+                .execute(params![message_id, endpoint_id, to_sql_u64(lease_until)])?;
+                let endpoint = tx
+                    .prepare_cached(concat!("SELECT ", endpoint_columns!(), " FROM webhook_endpoints WHERE id = ?1"))?
+                    .query_row([&endpoint_id], endpoint_from_row)?;
+                out.push(ClaimedDelivery {
+                    partner_id: endpoint.partner_id,
+                    message_id,
+                    event,
+                    body,
+                    endpoint,
+                    attempts,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    fn finish_delivery(
+        &self,
+        partner: &PartnerId,
+        endpoint_id: &uuid::Uuid,
+        attempt: &AttemptRecord,
+        next: &DeliveryNext,
+        endpoint: Option<&WebhookEndpointRecord>,
+        effects: &Effects,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let (state, next_at): (&str, Option<i64>) = match next {
+                DeliveryNext::Delivered => ("delivered", None),
+                DeliveryNext::Failed => ("failed", None),
+                DeliveryNext::Retry(at) => ("pending", Some(to_sql_u64(*at))),
+            };
+            tx.prepare_cached(
+                "UPDATE webhook_deliveries SET attempts = ?3, state = ?4, next_at = COALESCE(?5, next_at), \
+                 lease_until = NULL WHERE message_id = ?1 AND endpoint_id = ?2",
+            )?
+            .execute(params![
+                attempt.message_id,
+                endpoint_id.as_bytes(),
+                attempt.attempt,
+                state,
+                next_at
+            ])?;
+            tx.prepare_cached(
+                "INSERT OR REPLACE INTO webhook_attempts \
+                 (endpoint_id, at_ms, message_id, attempt, event, status, error, latency_ms) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?
+            .execute(params![
+                endpoint_id.as_bytes(),
+                to_sql_u64(attempt.at_ms),
+                attempt.message_id,
+                attempt.attempt,
+                attempt.event,
+                attempt.status,
+                attempt.error,
+                to_sql_u64(attempt.latency_ms),
+            ])?;
+            if let Some(e) = endpoint {
+                tx.prepare_cached("UPDATE webhook_endpoints SET enabled = ?2, failing_since = ?3 WHERE id = ?1")?
+                    .execute(params![e.id.as_bytes(), e.enabled, e.failing_since.map(to_sql_u64)])?;
+            }
+            write_effects(tx, partner, effects)
+        })
+    }
+
+    fn webhook_attempts(
+        &self,
+        partner: &PartnerId,
+        endpoint_id: &uuid::Uuid,
+        before: Option<(u64, String)>,
+        limit: usize,
+    ) -> Result<Vec<AttemptRecord>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let (at, msg) = before.map_or((i64::MAX, String::new()), |(t, m)| (to_sql_u64(t), m));
+        self.read(|c| {
+            c.prepare_cached(
+                "SELECT a.message_id, a.event, a.at_ms, a.attempt, a.status, a.error, a.latency_ms \
+                 FROM webhook_attempts a JOIN webhook_endpoints e ON e.id = a.endpoint_id \
+                 WHERE a.endpoint_id = ?1 AND e.partner_id = ?2 \
+                   AND (a.at_ms < ?3 OR (a.at_ms = ?3 AND a.message_id < ?4)) \
+                 ORDER BY a.at_ms DESC, a.message_id DESC LIMIT ?5",
+            )?
+            .query_map(params![endpoint_id.as_bytes(), partner.as_bytes(), at, msg, limit], |r| {
+                Ok(AttemptRecord {
+                    message_id: r.get(0)?,
+                    event: r.get(1)?,
+                    at_ms: from_sql_u64(r.get(2)?)?,
+                    attempt: r.get(3)?,
+                    status: r.get(4)?,
+                    error: r.get(5)?,
+                    latency_ms: from_sql_u64(r.get(6)?)?,
+                })
+            })?
+            .collect()
+        })
+    }
+
+    fn webhook_queue_depth(&self) -> Result<u64, StoreError> {
+        self.read(|c| {
+            c.query_row("SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'pending'", [], |r| r.get::<_, i64>(0))
+                .and_then(from_sql_u64)
         })
     }
 

@@ -30,6 +30,7 @@ pub mod assets;
 mod audit;
 mod checkout;
 mod connections;
+pub mod delivery;
 mod demo;
 mod error;
 mod handlers;

@@ -110,6 +110,11 @@ struct Cli {
           value_parser = clap::value_parser!(u64).range(0..=604_800))]
     purchase_hold_secs: u64,
 
+    /// Test hook, sandbox only: multiply every webhook retry delay by F (0 < F <= 1), so a test
+    /// can walk the schedule in seconds. `Retry-After` is not scaled.
+    #[arg(long, env = "RAMPART_TEST_WEBHOOK_RETRY_SCALE", hide = true, value_parser = parse_retry_scale)]
+    test_webhook_retry_scale: Option<f64>,
+
     /// Let webhook endpoints use `http` and loopback or private addresses (tests, `make run`,
     /// local development). Refused in production.
     #[arg(long, env = "RAMPART_WEBHOOK_ALLOW_PRIVATE")]
@@ -297,6 +302,13 @@ impl std::fmt::Debug for JwtSecret {
 
 fn parse_secret(s: &str) -> Result<JwtSecret, String> {
     Ok(JwtSecret(Zeroizing::new(s.to_owned())))
+}
+
+fn parse_retry_scale(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
+        _ => Err("must be a number above 0 and at most 1".to_owned()),
+    }
 }
 
 fn parse_partner(s: &str) -> Result<PartnerId, String> {
@@ -654,6 +666,7 @@ fn test_hook_given(cli: &Cli) -> Option<&'static str> {
         (cli.session_idle_secs.is_some(), "--session-idle-secs"),
         (cli.sign_in_code_ttl_secs.is_some(), "--sign-in-code-ttl-secs"),
         (cli.webhook_allow_private, "--webhook-allow-private"),
+        (cli.test_webhook_retry_scale.is_some(), "--test-webhook-retry-scale"),
     ]
     .into_iter()
     .find_map(|(given, hook)| given.then_some(hook))
@@ -794,11 +807,18 @@ fn serve(cli: Cli) -> Result<(), Failure> {
             }
             None => None,
         };
+        // The webhook worker: stops with the listeners, finishing the attempts in flight.
+        let options = rampart_server::delivery::WorkerOptions {
+            allow_private: cli.webhook_allow_private,
+            retry_scale: cli.test_webhook_retry_scale.unwrap_or(1.0),
+        };
+        let worker = tokio::spawn(rampart_server::delivery::run(service.clone(), options, stopped.clone()));
         let app = rampart_server::app_with_demo(service, widget, demo_key.as_deref());
         rampart_server::serve_with(listener, app, limits, until_stopped(stopped)).await?;
         if let Some(metrics) = metrics {
             metrics.await??;
         }
+        worker.await?;
         tracing::info!("stopped");
         Ok(())
     })
