@@ -23,7 +23,7 @@ use crate::crypto::fill_random;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::{ContactId, PartnerId};
 use crate::service::Service;
-use crate::store::{AttemptRecord, ClaimedDelivery, DeliveryNext, Effects, WebhookEndpointRecord};
+use crate::store::{AttemptRecord, ClaimedDelivery, DeliveryNext, Effects, WebhookEndpointRecord, WebhookEvent};
 use crate::vocab::Field;
 
 /// How far a message's timestamp may be from now, either way.
@@ -445,6 +445,73 @@ impl AttemptOutcome {
 }
 
 impl Service {
+    /// Send a signed `webhook.test` message to one of the partner's endpoints, whatever its
+    /// events. Returns its `webhook-id`.
+    pub fn test_webhook_endpoint(&self, partner: &PartnerId, id: &str) -> Result<String> {
+        let id = endpoint_id(id)?;
+        let list = self.store().webhook_endpoints(partner).map_err(Self::internal)?;
+        if !list.iter().any(|e| e.id == id) {
+            self.partner_record(partner)?;
+            return Err(ErrorKind::WebhookEndpointNotFound.into());
+        }
+        let message_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
+        let data = serde_json::json!({ "endpointId": id.to_string() });
+        let mut event = WebhookEvent::new(message_id.clone(), "webhook.test", self.now(), &data);
+        event.only_to = Some(id);
+        let mut effects = Effects::default();
+        effects.webhook(event);
+        // Written with the partner's (unchanged) record, so the message is queued atomically.
+        self.store()
+            .update_partner(partner, &mut |_, e| {
+                *e = std::mem::take(&mut effects);
+                false
+            })
+            .map_err(Self::internal)?;
+        Ok(message_id)
+    }
+
+    /// One of the partner's endpoints' delivery attempts, newest first: at most `limit`
+    /// (1..=100), after the cursor `after` (a previous page's `next`).
+    pub fn webhook_attempt_log(
+        &self,
+        partner: &PartnerId,
+        id: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<AttemptRecord>, Option<String>)> {
+        if !(1..=100).contains(&limit) {
+            return Err(Error::invalid_input("limit", "must be an integer from 1 to 100"));
+        }
+        let before = match after {
+            None => None,
+            Some(text) => {
+                let parsed = text.split_once(':').and_then(|(t, m)| Some((t.parse::<u64>().ok()?, m.to_owned())));
+                Some(parsed.ok_or_else(|| Error::invalid_input("after", "must be a previous page's next"))?)
+            }
+        };
+        let id = endpoint_id(id)?;
+        let list = self.store().webhook_endpoints(partner).map_err(Self::internal)?;
+        if !list.iter().any(|e| e.id == id) {
+            self.partner_record(partner)?;
+            return Err(ErrorKind::WebhookEndpointNotFound.into());
+        }
+        let page = self.store().webhook_attempts(partner, &id, before, limit).map_err(Self::internal)?;
+        let next =
+            (page.len() == limit).then(|| page.last().map(|a| format!("{}:{}", a.at_ms, a.message_id))).flatten();
+        Ok((page, next))
+    }
+
+    /// Send one of the partner's messages again, now, to the endpoints it went to (404 "Webhook
+    /// message not found" for an unknown id or another partner's).
+    pub fn resend_webhook_message(&self, partner: &PartnerId, message_id: &str) -> Result<()> {
+        if self.store().resend_webhook_message(partner, message_id, self.now()).map_err(Self::internal)? {
+            Ok(())
+        } else {
+            self.partner_record(partner)?;
+            Err(ErrorKind::WebhookMessageNotFound.into())
+        }
+    }
+
     /// Claim up to `limit` deliveries due now, leased to this server for [`LEASE_SECS`].
     pub fn claim_webhook_deliveries(&self, limit: usize) -> Result<Vec<ClaimedDelivery>> {
         let now = self.now();

@@ -1248,6 +1248,10 @@ impl Store for Trip {
         self.check("webhook_attempts")?;
         self.inner.webhook_attempts(partner, endpoint_id, before, limit)
     }
+    fn resend_webhook_message(&self, partner: &PartnerId, message_id: &str, now: u64) -> Result<bool, StoreError> {
+        self.check("resend_webhook_message")?;
+        self.inner.resend_webhook_message(partner, message_id, now)
+    }
     fn webhook_queue_depth(&self) -> Result<u64, StoreError> {
         self.check("webhook_queue_depth")?;
         self.inner.webhook_queue_depth()

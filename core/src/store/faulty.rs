@@ -298,6 +298,11 @@ impl<S: Store> Store for FaultyStore<S> {
         self.inner.webhook_attempts(partner, endpoint_id, before, limit)
     }
 
+    fn resend_webhook_message(&self, partner: &PartnerId, message_id: &str, now: u64) -> Result<bool, StoreError> {
+        self.write()?;
+        self.inner.resend_webhook_message(partner, message_id, now)
+    }
+
     fn webhook_queue_depth(&self) -> Result<u64, StoreError> {
         self.read()?;
         self.inner.webhook_queue_depth()

@@ -67,7 +67,10 @@ impl Inner {
                 .get(partner)
                 .into_iter()
                 .flatten()
-                .filter(|e| e.enabled && e.events.contains(&event.event))
+                .filter(|e| match event.only_to {
+                    Some(id) => e.id == id,
+                    None => e.enabled && e.events.contains(&event.event),
+                })
                 .map(|e| e.id)
                 .collect();
             if !to.is_empty() {
@@ -413,6 +416,17 @@ impl Store for MemoryStore {
             .filter(|a| before.as_ref().is_none_or(|(t, m)| (a.at_ms, &a.message_id) < (*t, m)))
             .take(limit)
             .collect())
+    }
+
+    fn resend_webhook_message(&self, partner: &PartnerId, message_id: &str, now: u64) -> Result<bool, StoreError> {
+        let mut inner = self.lock();
+        let mut found = false;
+        for d in inner.deliveries.get_mut(partner).into_iter().flatten().filter(|d| d.message_id == message_id) {
+            found = true;
+            d.state = "pending".into();
+            d.next_at = now;
+        }
+        Ok(found)
     }
 
     fn webhook_queue_depth(&self) -> Result<u64, StoreError> {

@@ -124,6 +124,9 @@ pub struct WebhookEvent {
     pub body: String,
     /// When it happened (Unix seconds): its first attempt is due then.
     pub at: u64,
+    /// Only to this endpoint, whatever its events (`webhook.test`); `None`: to every enabled
+    /// endpoint that receives the event.
+    pub only_to: Option<uuid::Uuid>,
 }
 
 impl WebhookEvent {
@@ -137,7 +140,7 @@ impl WebhookEvent {
             serde_json::Value::from(timestamp),
             data
         );
-        Self { id, event: event.to_owned(), body, at }
+        Self { id, event: event.to_owned(), body, at, only_to: None }
     }
 }
 
@@ -773,6 +776,10 @@ pub trait Store: Send + Sync + fmt::Debug {
         before: Option<(u64, String)>,
         limit: usize,
     ) -> Result<Vec<AttemptRecord>, StoreError>;
+
+    /// Send a message of the partner again to the endpoints it went to: each delivery pending
+    /// and due at `now`. `false` when the partner has no such message.
+    fn resend_webhook_message(&self, partner: &PartnerId, message_id: &str, now: u64) -> Result<bool, StoreError>;
 
     /// How many deliveries are pending, over every partner (`rampart_webhook_queue_depth`).
     fn webhook_queue_depth(&self) -> Result<u64, StoreError>;

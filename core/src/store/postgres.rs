@@ -672,14 +672,15 @@ fn write_effects(tx: &mut impl Sql, partner: &PartnerId, effects: &Effects) -> R
 /// delivery for each of the partner's enabled endpoints that receive its event (none: nothing).
 fn write_webhooks(tx: &mut impl Sql, partner: &PartnerId, events: &[WebhookEvent]) -> Result<(), StoreError> {
     const QUEUE: &str = "WITH targets AS (SELECT id FROM webhook_endpoints \
-         WHERE partner_id = $1 AND enabled AND events::jsonb ? $3), \
+         WHERE partner_id = $1 AND CASE WHEN $6::bytea IS NULL THEN enabled AND events::jsonb ? $3 ELSE id = $6 END), \
        message AS (INSERT INTO webhook_messages (id, partner_id, event, body, created_at) \
          SELECT $2, $1, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM targets) RETURNING id) \
        INSERT INTO webhook_deliveries (message_id, endpoint_id, partner_id, next_at, state) \
          SELECT message.id, targets.id, $1, $5, 'pending' FROM message, targets";
     let p = partner.as_bytes().as_slice();
     for e in events {
-        tx.execute(QUEUE, &[&p, &e.id, &e.event, &e.body, &to_sql_u64(e.at)])?;
+        let only = e.only_to.map(|id| id.as_bytes().to_vec());
+        tx.execute(QUEUE, &[&p, &e.id, &e.event, &e.body, &to_sql_u64(e.at), &only])?;
     }
     Ok(())
 }
@@ -1869,6 +1870,18 @@ impl Store for PostgresStore {
                     latency_ms: time(r, 6)?,
                 })
             })
+        })
+    }
+
+    fn resend_webhook_message(&self, partner: &PartnerId, message_id: &str, now: u64) -> Result<bool, StoreError> {
+        let (p, now) = (partner.as_bytes().as_slice(), to_sql_u64(now));
+        self.write(|tx, _| {
+            let n = tx.execute(
+                "UPDATE webhook_deliveries SET state = 'pending', next_at = $3, lease_until = NULL \
+                 WHERE message_id = $1 AND partner_id = $2",
+                &[&message_id, &p, &now],
+            )?;
+            Ok(Finish::Commit(n > 0))
         })
     }
 

@@ -614,8 +614,15 @@ fn write_webhooks(
         .collect::<rusqlite::Result<_>>()?;
     for event in events {
         let quoted = format!("\"{}\"", event.event);
-        let to: Vec<&Vec<u8>> =
-            endpoints.iter().filter(|(_, names)| names.contains(&quoted)).map(|(id, _)| id).collect();
+        let only = event.only_to.map(|id| id.as_bytes().to_vec());
+        let to: Vec<&Vec<u8>> = endpoints
+            .iter()
+            .filter(|(id, names)| match &only {
+                Some(only) => id == only,
+                None => names.contains(&quoted),
+            })
+            .map(|(id, _)| id)
+            .collect();
         if to.is_empty() {
             continue;
         }
@@ -1281,6 +1288,18 @@ impl Store for SqliteStore {
                 })
             })?
             .collect()
+        })
+    }
+
+    fn resend_webhook_message(&self, partner: &PartnerId, message_id: &str, now: u64) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            let n = tx
+                .prepare_cached(
+                    "UPDATE webhook_deliveries SET state = 'pending', next_at = ?3, lease_until = NULL \
+                     WHERE message_id = ?1 AND partner_id = ?2",
+                )?
+                .execute(params![message_id, partner.as_bytes(), to_sql_u64(now)])?;
+            Ok(n > 0)
         })
     }
 

@@ -63,20 +63,11 @@ impl reqwest::dns::Resolve for GuardedResolver {
     }
 }
 
-/// The HTTP client of every attempt: rustls (ring) over the system's roots, no redirects, the
+/// The HTTP client of every attempt: rustls over the system's roots, no redirects, the
 /// time-out, the guarded resolver, no proxy from the environment.
 pub fn client(allow_private: bool) -> Result<reqwest::Client, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls_native_certs::load_native_certs().certs {
-        let _ = roots.add(cert);
-    }
-    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS configuration: {e}"))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
     reqwest::Client::builder()
-        .use_preconfigured_tls(tls)
+        .use_rustls_tls()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(TIMEOUT)
         .no_proxy()

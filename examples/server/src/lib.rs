@@ -108,7 +108,10 @@ pub fn app_with_demo(service: Arc<Service>, widget: WidgetConfig, demo_key: Opti
         .route("/v1/audit", get(audit::events))
         .route("/v1/webhooks", post(webhooks::create).get(webhooks::list))
         .route("/v1/webhooks/{id}", delete(webhooks::delete))
-        .route("/v1/webhooks/{id}/rotate-secret", post(webhooks::rotate_secret));
+        .route("/v1/webhooks/{id}/rotate-secret", post(webhooks::rotate_secret))
+        .route("/v1/webhooks/{id}/test", post(webhooks::test))
+        .route("/v1/webhooks/{id}/deliveries", get(webhooks::deliveries))
+        .route("/v1/webhooks/messages/{id}/resend", post(webhooks::resend));
     let session_routes = Router::new()
         .route("/v1/widget/session", post(checkout::open).get(checkout::state).delete(checkout::close))
         .route("/v1/widget/session/email", post(checkout::email))

@@ -650,6 +650,19 @@ fn audit_paths() -> Map<String, Value> {
     paths
 }
 
+/// A 202 with the message id queued.
+fn accepted() -> Value {
+    let mut r =
+        responses(message_schema(json!({ "messageId": { "type": "string", "pattern": "^msg_" } })), &[401, 404, 500]);
+    if let Some(ok) = r.as_object_mut().and_then(|r| r.remove("200")) {
+        r["202"] = ok;
+        r["202"]["description"] = json!("Accepted");
+        r["202"]["content"]["application/json"]["schema"]["properties"]["code"] =
+            json!({ "type": "integer", "const": 202 });
+    }
+    r
+}
+
 /// The partner's webhook endpoints (SPEC section 10).
 fn webhook_paths() -> Map<String, Value> {
     let endpoint = json!({
@@ -707,6 +720,54 @@ fn webhook_paths() -> Map<String, Value> {
         "security": [{ "bearer": [] }],
         "parameters": id.clone(),
         "responses": responses(message_schema(json!({})), &[401, 404, 500]),
+    } }),
+    );
+    paths.insert(
+        "/v1/webhooks/{id}/test".into(),
+        json!({ "post": {
+        "summary": "Send a signed webhook.test message to this endpoint, whatever its events",
+        "operationId": "testWebhookEndpoint",
+        "tags": ["Webhooks"],
+        "security": [{ "bearer": [] }],
+        "parameters": id.clone(),
+        "responses": accepted(),
+    } }),
+    );
+    paths.insert(
+        "/v1/webhooks/{id}/deliveries".into(),
+        json!({ "get": {
+        "summary": "The endpoint's delivery attempts, newest first",
+        "operationId": "webhookDeliveries",
+        "tags": ["Webhooks"],
+        "security": [{ "bearer": [] }],
+        "parameters": [
+            id[0].clone(),
+            { "name": "after", "in": "query", "required": false, "description": "The previous page's next",
+              "schema": { "type": "string" } },
+            { "name": "limit", "in": "query", "required": false, "description": "1 to 100, default 20",
+              "schema": { "type": "integer", "minimum": 1, "maximum": 100 } }],
+        "responses": responses(message_schema(json!({
+            "attempts": { "type": "array", "items": { "type": "object",
+                "required": ["messageId", "event", "at", "attempt", "status", "error", "latencyMs"],
+                "properties": {
+                    "messageId": { "type": "string" }, "event": { "type": "string" },
+                    "at": { "type": "string", "format": "date-time" }, "attempt": { "type": "integer", "minimum": 1 },
+                    "status": { "type": ["integer", "null"] }, "error": { "type": ["string", "null"] },
+                    "latencyMs": { "type": "integer" },
+                } } },
+            "next": { "type": ["string", "null"] },
+        })), &[400, 401, 404, 500]),
+    } }),
+    );
+    paths.insert(
+        "/v1/webhooks/messages/{id}/resend".into(),
+        json!({ "post": {
+        "summary": "Send a message again to the endpoints it went to",
+        "operationId": "resendWebhookMessage",
+        "tags": ["Webhooks"],
+        "security": [{ "bearer": [] }],
+        "parameters": [{ "name": "id", "in": "path", "required": true, "schema": { "type": "string" } }],
+        "responses": accepted(),
     } }),
     );
     paths.insert(

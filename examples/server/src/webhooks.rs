@@ -2,7 +2,7 @@
 //! delete and rotate the secret (the new one shown once, the old one signing beside it for 24
 //! hours). Every route takes the partner's secret key.
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use rampart_core::ErrorKind;
@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::AppState;
 use crate::error::{ApiError, body_response};
 use crate::handlers::{Bearer, as_partner};
-use crate::input::JsonObject;
+use crate::input::{JsonObject, Query};
 
 /// An endpoint as every answer shows it: never a secret.
 pub fn endpoint_json(e: &WebhookEndpoint) -> Value {
@@ -79,4 +79,66 @@ pub async fn rotate_secret(State(state): State<AppState>, bearer: Bearer, Path(i
     no_store(done.respond(|secret| {
         body_response(StatusCode::OK, "Webhook secret rotated.", json!({ "secret": secret.as_str() }))
     }))
+}
+
+/// POST /v1/webhooks/{id}/test: 202 with the `webhook.test` message's id.
+pub async fn test(State(state): State<AppState>, bearer: Bearer, Path(id): Path<String>) -> Response {
+    let done =
+        as_partner(&state, bearer, ErrorKind::Internal, Ok(id), |s, partner, id| s.test_webhook_endpoint(partner, &id))
+            .await;
+    done.respond(|message_id| {
+        body_response(StatusCode::ACCEPTED, "Webhook test message queued.", json!({ "messageId": message_id }))
+    })
+}
+
+/// GET /v1/webhooks/{id}/deliveries?after=&limit=: the endpoint's attempts, newest first.
+pub async fn deliveries(
+    State(state): State<AppState>,
+    bearer: Bearer,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let input = Query::parse(query.as_deref()).and_then(|q| {
+        let after = q.get("after")?.map(str::to_owned);
+        let limit = match q.get("limit")? {
+            None => 20,
+            Some(text) if !text.is_empty() && text.len() <= 3 && text.bytes().all(|b| b.is_ascii_digit()) => {
+                text.parse().unwrap_or(0)
+            }
+            Some(_) => 0,
+        };
+        Ok((id, after, limit))
+    });
+    let done = as_partner(&state, bearer, ErrorKind::Internal, input, |s, partner, (id, after, limit)| {
+        s.webhook_attempt_log(partner, &id, after.as_deref(), limit)
+    })
+    .await;
+    done.respond(|(attempts, next)| {
+        let attempts: Vec<Value> = attempts
+            .iter()
+            .map(|a| {
+                json!({
+                    "messageId": a.message_id,
+                    "event": a.event,
+                    "at": rampart_core::audit::rfc3339_millis(a.at_ms),
+                    "attempt": a.attempt,
+                    "status": a.status,
+                    "error": a.error,
+                    "latencyMs": a.latency_ms,
+                })
+            })
+            .collect();
+        body_response(StatusCode::OK, "Webhook deliveries retrieved.", json!({ "attempts": attempts, "next": next }))
+    })
+}
+
+/// POST /v1/webhooks/messages/{msgId}/resend: 202; sent again to the endpoints it went to.
+pub async fn resend(State(state): State<AppState>, bearer: Bearer, Path(id): Path<String>) -> Response {
+    let done = as_partner(&state, bearer, ErrorKind::Internal, Ok(id), |s, partner, id| {
+        s.resend_webhook_message(partner, &id).map(|()| id)
+    })
+    .await;
+    done.respond(|message_id| {
+        body_response(StatusCode::ACCEPTED, "Webhook message queued again.", json!({ "messageId": message_id }))
+    })
 }

@@ -124,3 +124,48 @@ async fn bad_endpoints_are_400_naming_the_field_and_the_11th_is_409() {
     s.get("/v1/webhooks", None).await.assert_error(401, "Unauthorized");
     s.stop().await;
 }
+
+#[tokio::test]
+async fn test_messages_the_delivery_log_and_resend() {
+    let s = Server::sandbox().await;
+    let (partner, key) = s.partner();
+    let r = create(&s, &key, json!({ "url": PUBLIC, "events": ["order.completed"] })).await;
+    let id = r.body["endpoint"]["id"].as_str().unwrap().to_owned();
+    let r = s.post_raw(&format!("/v1/webhooks/{id}/test"), Some(&key), "").await;
+    assert_eq!(r.status, 202, "{}", r.text);
+    let message = r.body["messageId"].as_str().unwrap().to_owned();
+    assert!(message.starts_with("msg_"));
+    assert_eq!(r.body, json!({ "message": "Webhook test message queued.", "code": 202, "messageId": message }));
+    // Queued for this endpoint although it does not receive webhook.test.
+    let queued = s.service.store().webhook_deliveries(&partner).unwrap();
+    assert_eq!(
+        (queued.len(), queued[0].event.as_str(), queued[0].message_id.as_str()),
+        (1, "webhook.test", message.as_str())
+    );
+    let r = s.get(&format!("/v1/webhooks/{id}/deliveries"), Some(&key)).await;
+    assert_eq!(
+        r.body,
+        json!({ "message": "Webhook deliveries retrieved.", "code": 200, "attempts": [], "next": null })
+    );
+    for (query, msg) in [
+        ("limit=0", "limit must be an integer from 1 to 100"),
+        ("limit=101", "limit must be an integer from 1 to 100"),
+        ("after=x", "after must be a previous page's next"),
+    ] {
+        s.get(&format!("/v1/webhooks/{id}/deliveries?{query}"), Some(&key)).await.assert_error(400, msg);
+    }
+    let r = s.post_raw(&format!("/v1/webhooks/messages/{message}/resend"), Some(&key), "").await;
+    assert_eq!((r.status, &r.body["messageId"]), (202, &json!(message)), "{}", r.text);
+    let other = s.partner().1;
+    for k in [&other, &key] {
+        let bad = if k == &key { "msg_unknown".to_owned() } else { message.clone() };
+        s.post_raw(&format!("/v1/webhooks/messages/{bad}/resend"), Some(k), "")
+            .await
+            .assert_error(404, "Webhook message not found");
+    }
+    for path in [format!("/v1/webhooks/{}/test", uuid::Uuid::new_v4()), "/v1/webhooks/nope/test".to_owned()] {
+        s.post_raw(&path, Some(&key), "").await.assert_error(404, "Webhook endpoint not found");
+    }
+    s.get(&format!("/v1/webhooks/{id}/deliveries"), Some(&other)).await.assert_error(404, "Webhook endpoint not found");
+    s.stop().await;
+}
