@@ -67,3 +67,12 @@ _host = st.lists(_label, min_size=1, max_size=4).map(".".join)
 _scheme = st.just("https") if not SANDBOX else st.sampled_from(["http", "https"])
 _port = st.one_of(st.just(""), st.integers(min_value=1000, max_value=65535).map(lambda p: f":{p}"))
 schemathesis.openapi.format("rampart-origin", st.builds(lambda s, h, p: f"{s}://{h}{p}", _scheme, _host, _port))
+
+
+# Webhook endpoint URLs (`rampart-webhook-url`): https to a public address. IPv4 literals of a
+# global range, so the server's resolution at save needs no DNS and never meets a private one.
+_octet = st.integers(min_value=1, max_value=254)
+_path = st.from_regex(r"/[a-z0-9/_-]{0,40}", fullmatch=True)
+schemathesis.openapi.format(
+    "rampart-webhook-url", st.builds(lambda c, d, p: f"https://93.184.{c}.{d}{p}", _octet, _octet, _path)
+)

@@ -697,8 +697,9 @@ fn webhook_paths() -> Map<String, Value> {
             "tags": ["Webhooks"],
             "security": [{ "bearer": [] }],
             "requestBody": body(json!({
-                "url": { "type": "string", "maxLength": 2048,
-                    "description": "Absolute https URL without credentials whose host resolves only to public addresses" },
+                "url": { "type": "string", "maxLength": 2048, "format": "rampart-webhook-url",
+                    "description": "Absolute https URL without credentials whose host resolves only to public addresses \
+                        (format rampart-webhook-url)" },
                 "events": { "type": "array", "minItems": 1, "items": { "type": "string", "enum": rampart_core::webhooks::EVENTS } },
             }), &["url", "events"]),
             "responses": created,
@@ -743,7 +744,7 @@ fn webhook_paths() -> Map<String, Value> {
         "parameters": [
             id[0].clone(),
             { "name": "after", "in": "query", "required": false, "description": "The previous page's next",
-              "schema": { "type": "string" } },
+              "schema": { "type": "string", "pattern": "^[0-9]{1,19}:msg_[0-9a-f]{32}$" } },
             { "name": "limit", "in": "query", "required": false, "description": "1 to 100, default 20",
               "schema": { "type": "integer", "minimum": 1, "maximum": 100 } }],
         "responses": responses(message_schema(json!({
