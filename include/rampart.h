@@ -1,6 +1,7 @@
 /*
  * rampart.h: the C ABI of Rampart (TOTP two-factor authentication, partner keys, widget
- * settings and the widget's purchase flow: sessions, email sign-in, orders). Link with `pkg-config --cflags --libs rampart`. The header compiles as C99 and
+ * settings and the widget's purchase flow: sessions, email sign-in, orders; Standard Webhooks
+ * signatures). Link with `pkg-config --cflags --libs rampart`. The header compiles as C99 and
  * C++17.
  *
  * Conventions
@@ -47,6 +48,9 @@
  *   nullable strings, `token` and `recovery_code`: give one and pass NULL (or "") for the
  *   other. Both given is RAMPART_STATUS_FACTOR_CONFLICT, neither a missing token, as over HTTP
  *   ({"token"} or {"recoveryCode"}) and in every language.
+ * - Outcomes. A wrong code (rampart_totp_verify, rampart_service_verify_2fa) and a webhook
+ *   message that does not verify (rampart_webhook_verify) are outcomes, not errors: RAMPART_OK
+ *   with the outcome in an out-pointer.
  * - Panics. No Rust panic crosses the boundary: one would return RAMPART_STATUS_PANIC.
  * - Threads. A rampart_service handle is thread-safe: share one handle between any number of
  *   threads; only rampart_service_free() must not run concurrently with other calls on it.
@@ -74,6 +78,11 @@
  * No environment hint: `environment` in the options decides (see `rampart_widget_validate`).
  */
 #define RAMPART_WIDGET_NO_ENVIRONMENT UINT32_MAX
+
+/**
+ * How far a message's `webhook-timestamp` may be from `now`, either way: 300 seconds.
+ */
+#define RAMPART_WEBHOOK_TOLERANCE_SECS 300
 
 /**
  * The result of every fallible call: `RAMPART_OK`, or one value per error kind of the core,
@@ -434,6 +443,51 @@ enum rampart_widget_part
 typedef enum rampart_widget_part rampart_widget_part;
 #else
 typedef uint32_t rampart_widget_part;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The outcome of `rampart_webhook_verify`. Only `RAMPART_WEBHOOK_VALID` means the message came
+ * from the holder of the secret; drop every other message (answer it with a 4xx).
+ * `rampart_webhook_verify_result_name` gives each a stable name, the `reason` the Python and
+ * Node bindings report.
+ */
+enum rampart_webhook_verify_result
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * `"valid"`: a `v1` signature matches and the timestamp is within 300 s of now.
+   */
+  RAMPART_WEBHOOK_VALID = 0,
+  /**
+   * `"bad_timestamp"`: `webhook-timestamp` is not a whole number of seconds.
+   */
+  RAMPART_WEBHOOK_BAD_TIMESTAMP = 1,
+  /**
+   * `"too_old"`: `webhook-timestamp` is more than 300 s before now (perhaps a replay).
+   */
+  RAMPART_WEBHOOK_TOO_OLD = 2,
+  /**
+   * `"too_new"`: `webhook-timestamp` is more than 300 s after now.
+   */
+  RAMPART_WEBHOOK_TOO_NEW = 3,
+  /**
+   * `"no_match"`: no `v1` signature in `webhook-signature` matches this secret, id,
+   * timestamp and body.
+   */
+  RAMPART_WEBHOOK_NO_MATCH = 4,
+  /**
+   * `"missing_header"`: one of the three headers was not given (NULL).
+   */
+  RAMPART_WEBHOOK_MISSING_HEADER = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum rampart_webhook_verify_result rampart_webhook_verify_result;
+#else
+typedef uint32_t rampart_webhook_verify_result;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -2297,6 +2351,81 @@ rampart_status rampart_address_validate(const char *chain,
                                         bool allow_testnet,
                                         const char **out_network,
                                         const char **out_kind);
+
+/**
+ * Sign a webhook message as Rampart's server does (Standard Webhooks 1.0): the
+ * `webhook-signature` header value `v1,<base64>`, the HMAC-SHA256 keyed with the secret's
+ * bytes over `msg_id.timestamp.body`. For tests of a receiver, and for partners who relay
+ * messages; a receiver calls `rampart_webhook_verify`.
+ *
+ * `secret` is the endpoint's secret as Rampart shows it, `whsec_` followed by standard base64
+ * (the prefix may be left out); `msg_id` the `webhook-id` header; `timestamp` the
+ * `webhook-timestamp` (Unix seconds); `body` the exact bytes sent, `body_len` of them (NULL
+ * with length 0 for an empty body).
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL or non-UTF-8 `secret` or `msg_id`, "secret must
+ * be whsec_ followed by base64", a NULL body with a length, NULL `out_signature`).
+ * Ownership: inputs are read during the call only; on success `*out_signature` receives a
+ * library string freed with `rampart_string_free`. Thread-safe.
+ *
+ * # Safety
+ * Strings are NULL or NUL-terminated; `body` NULL or readable for `body_len` bytes;
+ * `out_signature` NULL or writable.
+ */
+rampart_status rampart_webhook_sign(const char *secret,
+                                    const char *msg_id,
+                                    uint64_t timestamp,
+                                    const uint8_t *body,
+                                    size_t body_len,
+                                    char **out_signature);
+
+/**
+ * Verify a received webhook message (Standard Webhooks 1.0): any `v1` signature of the
+ * space-separated `signature` list matches the one computed with `secret` over
+ * `msg_id.timestamp.body` (compared in constant time), and `timestamp` is within
+ * `RAMPART_WEBHOOK_TOLERANCE_SECS` (300 s) of `now` either way.
+ *
+ * `secret` is as for `rampart_webhook_sign`; `msg_id`, `timestamp` and `signature` are the
+ * `webhook-id`, `webhook-timestamp` and `webhook-signature` headers as received, each NULL
+ * when the header is absent; `body` the raw body bytes as received (before any JSON parsing),
+ * `body_len` of them (NULL with length 0 for an empty body). `now` is the current Unix time in
+ * seconds, passed in like every time in this ABI (`(uint64_t)time(NULL)`; there is no
+ * "0 means now": 0 is 1970, when every message is too new), so tests can fix it.
+ *
+ * A message that does not verify is an outcome, not an error: `RAMPART_OK` with
+ * `*out_result` saying why (`RAMPART_WEBHOOK_MISSING_HEADER` for a NULL header, checked
+ * first; then `BAD_TIMESTAMP`, `TOO_OLD`, `TOO_NEW`, `NO_MATCH`). Only
+ * `RAMPART_WEBHOOK_VALID` accepts the message; deduplicate accepted ones by `webhook-id`.
+ * Header bytes that are not UTF-8 are the message's problem, not an error: such a timestamp is
+ * `BAD_TIMESTAMP`, such an id `NO_MATCH`, and a signature list is still read for its valid
+ * entries.
+ *
+ * Errors: `RAMPART_STATUS_INVALID_INPUT` (NULL or non-UTF-8 `secret`, "secret must be whsec_
+ * followed by base64", a NULL body with a length, NULL `out_result`): a problem of the
+ * receiver's configuration, never of the message. Ownership: inputs are read during the call
+ * only; `*out_result` is a plain value. Thread-safe.
+ *
+ * # Safety
+ * Strings are NULL or NUL-terminated; `body` NULL or readable for `body_len` bytes;
+ * `out_result` NULL or writable.
+ */
+rampart_status rampart_webhook_verify(const char *secret,
+                                      const char *msg_id,
+                                      const char *timestamp,
+                                      const char *signature,
+                                      const uint8_t *body,
+                                      size_t body_len,
+                                      uint64_t now,
+                                      rampart_webhook_verify_result *out_result);
+
+/**
+ * The stable snake_case name of a verification result: `"valid"`, `"bad_timestamp"`,
+ * `"too_old"`, `"too_new"`, `"no_match"`, `"missing_header"` (the `reason` of the Python and
+ * Node bindings), or `"unknown"` for a number that is not a result.
+ *
+ * Ownership: a static string, never NULL; do not free it. Thread-safe.
+ */
+const char *rampart_webhook_verify_result_name(uint32_t result);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -6,7 +6,8 @@
 PYTHON ?= python3
 PY_DIR := bindings/python
 PY_VENV ?= $(CARGO_TARGET_DIR)/python-venv
-PY_TOOLS := maturin>=1.5,<2 pytest pyotp mypy qrcode pillow
+# standardwebhooks: the Standard Webhooks reference verifier, pinned (tests/test_webhooks.py).
+PY_TOOLS := maturin>=1.5,<2 pytest pyotp mypy qrcode pillow standardwebhooks==1.1.0
 PY_STAMP := $(PY_VENV)/.rampart-tools
 FASTAPI_DIR := examples/fastapi
 FASTAPI_STAMP := $(PY_VENV)/.rampart-fastapi-requirements

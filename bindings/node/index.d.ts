@@ -49,6 +49,8 @@ export type RampartErrorCode =
   | 'webhook_endpoint_not_found'
   | 'webhook_message_not_found'
   | 'too_many_webhook_endpoints'
+  // A received webhook message that did not verify (`webhookVerify`; see `reason`), a 400.
+  | 'webhook_verification_failed'
   // The widget's whole-call failures (`options_invalid`, `target_invalid`, `chain_unknown`,
   // the signature checks, ...), each a 400.
   | (string & {})
@@ -64,7 +66,10 @@ export type RampartErrorCode =
  * ```
  */
 export declare class RampartError extends Error {
-  constructor(message: string, options: { code: RampartErrorCode; status: number; retryAfter?: number })
+  constructor(
+    message: string,
+    options: { code: RampartErrorCode; status: number; retryAfter?: number; reason?: WebhookVerificationReason },
+  )
   name: 'RampartError'
   /** The stable name: `'invalid_input'`, `'token_failed'`, `'partner_not_found'`, ... */
   code: RampartErrorCode
@@ -72,9 +77,25 @@ export declare class RampartError extends Error {
   status: number
   /** On `'throttled'` and `'sign_in_throttled'` (429): whole seconds to wait, as a `Retry-After` header says. */
   retryAfter?: number
+  /** On `'webhook_verification_failed'`: why the message did not verify. */
+  reason?: WebhookVerificationReason
   /** The same as `code` (the name the Python binding and the C ABI use). */
   readonly kind: RampartErrorCode
 }
+
+/**
+ * Why a webhook message did not verify (`reason` of a `'webhook_verification_failed'`
+ * {@link RampartError}): a header absent; `webhook-timestamp` not a whole number of seconds, or
+ * more than 5 minutes before or after now; no `v1` signature matching the secret, id, timestamp
+ * and body.
+ */
+export type WebhookVerificationReason = 'missing_header' | 'bad_timestamp' | 'too_old' | 'too_new' | 'no_match'
+
+/**
+ * The headers of a received webhook for {@link webhookVerify}: a plain object (`req.headers` of
+ * Node's http and Express; names in any case) or a Fetch API `Headers` (anything with `get`).
+ */
+export type WebhookHeaders = Record<string, string | string[] | undefined> | { get(name: string): string | null }
 
 /**
  * A clock the caller moves by hand (tests, simulations). Shared with the service, so
@@ -699,6 +720,30 @@ export declare function verifyStep(secret: string | Buffer, token: unknown, opti
 
 /** The binding's version (the workspace version). */
 export const VERSION: string
+
+/**
+ * The `webhook-signature` value of a message, `v1,<base64>`: HMAC-SHA256 keyed with the
+ * secret's bytes over `msgId.timestamp.body`, as Rampart's server signs it. `timestamp` is
+ * Unix seconds; `body` the exact bytes sent (a string is taken as its UTF-8 bytes).
+ */
+export declare function webhookSign(secret: string, msgId: string, timestamp: number, body: Buffer | string): string
+
+/**
+ * Check a received message with the endpoint's secret: the request's headers
+ * (`webhook-id`, `webhook-timestamp`, `webhook-signature`; a plain object such as `req.headers`,
+ * names in any case, or a Fetch API `Headers`) and its raw body, at `options.now` (Unix
+ * seconds, default the system clock). Returns when a `v1` signature matches and the timestamp
+ * is within 5 minutes of now; otherwise throws a `RampartError` with `code`
+ * `'webhook_verification_failed'` (status 400) and `reason` `'missing_header'`,
+ * `'bad_timestamp'`, `'too_old'`, `'too_new'` or `'no_match'`. A bad secret is `invalid_input`.
+ */
+export declare function webhookVerify(secret: string, headers: WebhookHeaders, body: Buffer | string, options?: WebhookVerifyOptions | null): void
+
+/** Options of `webhookVerify`. */
+export interface WebhookVerifyOptions {
+  /** The current Unix time in whole seconds (0 to 2^53 - 1); default the system clock. */
+  now?: number
+}
 
 /** Settings shared by the widget functions; each uses the fields that concern it. */
 export interface WidgetSettings {

@@ -49,6 +49,8 @@ export type RampartErrorCode =
   | 'webhook_endpoint_not_found'
   | 'webhook_message_not_found'
   | 'too_many_webhook_endpoints'
+  // A received webhook message that did not verify (`webhookVerify`; see `reason`), a 400.
+  | 'webhook_verification_failed'
   // The widget's whole-call failures (`options_invalid`, `target_invalid`, `chain_unknown`,
   // the signature checks, ...), each a 400.
   | (string & {})
@@ -64,7 +66,10 @@ export type RampartErrorCode =
  * ```
  */
 export declare class RampartError extends Error {
-  constructor(message: string, options: { code: RampartErrorCode; status: number; retryAfter?: number })
+  constructor(
+    message: string,
+    options: { code: RampartErrorCode; status: number; retryAfter?: number; reason?: WebhookVerificationReason },
+  )
   name: 'RampartError'
   /** The stable name: `'invalid_input'`, `'token_failed'`, `'partner_not_found'`, ... */
   code: RampartErrorCode
@@ -72,7 +77,23 @@ export declare class RampartError extends Error {
   status: number
   /** On `'throttled'` and `'sign_in_throttled'` (429): whole seconds to wait, as a `Retry-After` header says. */
   retryAfter?: number
+  /** On `'webhook_verification_failed'`: why the message did not verify. */
+  reason?: WebhookVerificationReason
   /** The same as `code` (the name the Python binding and the C ABI use). */
   readonly kind: RampartErrorCode
 }
+
+/**
+ * Why a webhook message did not verify (`reason` of a `'webhook_verification_failed'`
+ * {@link RampartError}): a header absent; `webhook-timestamp` not a whole number of seconds, or
+ * more than 5 minutes before or after now; no `v1` signature matching the secret, id, timestamp
+ * and body.
+ */
+export type WebhookVerificationReason = 'missing_header' | 'bad_timestamp' | 'too_old' | 'too_new' | 'no_match'
+
+/**
+ * The headers of a received webhook for {@link webhookVerify}: a plain object (`req.headers` of
+ * Node's http and Express; names in any case) or a Fetch API `Headers` (anything with `get`).
+ */
+export type WebhookHeaders = Record<string, string | string[] | undefined> | { get(name: string): string | null }
 

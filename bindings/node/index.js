@@ -595,3 +595,5 @@ module.exports.verify = nativeBinding.verify
 module.exports.verifySignedUrl = nativeBinding.verifySignedUrl
 module.exports.verifyStep = nativeBinding.verifyStep
 module.exports.VERSION = nativeBinding.VERSION
+module.exports.webhookSign = nativeBinding.webhookSign
+module.exports.webhookVerify = nativeBinding.webhookVerify

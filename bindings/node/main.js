@@ -67,14 +67,16 @@ try {
 /**
  * A failed Rampart call. `code` is the stable name of the error ('token_failed',
  * 'partner_not_found', 'invalid_input', ...), `status` the HTTP-style status (401, 404, 400,
- * ...), `message` the fixed text; `retryAfter` (whole seconds) is set on 'throttled'.
+ * ...), `message` the fixed text; `retryAfter` (whole seconds) is set on 'throttled', `reason`
+ * ('too_old', 'no_match', ...) on 'webhook_verification_failed'.
  */
 class RampartError extends Error {
-  constructor(message, { code, status, retryAfter } = {}) {
+  constructor(message, { code, status, retryAfter, reason } = {}) {
     super(message)
     this.code = code
     this.status = status
     if (retryAfter !== undefined) this.retryAfter = retryAfter
+    if (reason !== undefined) this.reason = reason
   }
 
   /** The same as `code`: the name the Python binding and the C ABI call the kind. */

@@ -8,9 +8,13 @@
 //! token   INPUT_HEX      EXPECT   CODE_OR_-   NOTE   (INPUT_HEX is NULL for JSON null)
 //! json-only token     NOTE                        (a JSON token that is not a string)
 //! status  NUMBER         CODE     NAME  MESSAGE
+//! webhook-sign    NAME SECRET ID TIMESTAMP BODY_HEX SIGNATURE
+//! webhook-verify  NAME SECRET ID TIMESTAMP_HEX SIGNATURE BODY_HEX NOW RESULT
 //! ```
 //!
-//! Token inputs are hex-encoded UTF-8 so white space, NULs and any other byte survive.
+//! Token inputs, webhook bodies and webhook timestamps (header text) are hex-encoded UTF-8 so
+//! white space, NULs and any other byte survive. A webhook `RESULT` is `valid` or the case's
+//! `error` (`too_old`, `no_match`, ...), the names `rampart_webhook_verify_result_name` gives.
 //!
 //! With the argument `widget` it prints the widget and address vectors instead
 //! (`tests/vectors/widget/*.json`, `tests/vectors/addresses/*.json`) for `test_widget.c`. Text
@@ -54,6 +58,11 @@ fn secret_base32(v: &Value) -> String {
     Secret::from_bytes(text(&v["secret_ascii"]).as_bytes().to_vec()).expect("vector secret").to_base32()
 }
 
+/// UTF-8 bytes as lower-case hex (empty for an empty string).
+fn hex(s: &str) -> String {
+    s.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
 fn one_line(s: &str) -> String {
     s.replace(['\t', '\n', '\r'], " ")
 }
@@ -86,9 +95,8 @@ fn main() {
         let note = one_line(c["note"].as_str().unwrap_or(""));
         match &c["input"] {
             Value::String(input) => {
-                let hex: String = input.bytes().map(|b| format!("{b:02x}")).collect();
                 let value = c["value"].as_str().unwrap_or("-");
-                let _ = writeln!(out, "token\t{hex}\t{}\t{value}\t{note}", text(&c["expect"]));
+                let _ = writeln!(out, "token\t{}\t{}\t{value}\t{note}", hex(input), text(&c["expect"]));
             }
             // JSON null is an absent token: NULL in C.
             Value::Null => {
@@ -98,6 +106,34 @@ fn main() {
                 let _ = writeln!(out, "json-only\ttoken\t{note}");
             }
         }
+    }
+
+    let hooks = read(&dir, "webhooks/standard.json");
+    for c in hooks["sign"].as_array().map_or(&[][..], Vec::as_slice) {
+        let _ = writeln!(
+            out,
+            "webhook-sign\t{}\t{}\t{}\t{}\t{}\t{}",
+            one_line(text(&c["name"])),
+            text(&c["secret"]),
+            text(&c["id"]),
+            c["timestamp"].as_u64().expect("a sign case's timestamp is a number"),
+            hex(text(&c["body"])),
+            text(&c["signature"]),
+        );
+    }
+    for c in hooks["verify"].as_array().map_or(&[][..], Vec::as_slice) {
+        let result = if c["valid"] == Value::Bool(true) { "valid" } else { text(&c["error"]) };
+        let _ = writeln!(
+            out,
+            "webhook-verify\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{result}",
+            one_line(text(&c["name"])),
+            text(&c["secret"]),
+            text(&c["id"]),
+            hex(text(&c["timestamp"])),
+            text(&c["signature"]),
+            hex(text(&c["body"])),
+            c["now"].as_u64().expect("a verify case's now is a number"),
+        );
     }
 
     for kind in ErrorKind::ALL {

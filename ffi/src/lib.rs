@@ -35,6 +35,9 @@
 //!   (Built with `panic = "abort"` a panic would abort instead; the shipped profiles unwind.)
 //! - A service handle is thread-safe: share one across threads.
 //!
+//! - A webhook message that does not verify is an outcome, like a wrong code: `RAMPART_OK` with
+//!   a `rampart_webhook_verify_result` saying why (`webhooks.rs`).
+//!
 //! - Widget, URL, signature, snippet, widget configuration and address problems are not error
 //!   kinds of the core: they come back as a status (mostly `RAMPART_STATUS_INVALID_INPUT`) with
 //!   the core's stable code in `rampart_last_error_code` (`widget.rs`).
@@ -60,12 +63,15 @@ pub mod totp;
 
 pub mod widget;
 
+pub mod webhooks;
+
 mod boundary;
 
 pub use recovery::{rampart_contact_state, rampart_purchase_check, rampart_recovery_codes, rampart_verify_method};
 pub use service::{rampart_clock_fn, rampart_config, rampart_environment, rampart_service};
 pub use status::rampart_status;
 pub use totp::{rampart_token_kind, rampart_totp_secret};
+pub use webhooks::rampart_webhook_verify_result;
 pub use widget::{
     rampart_widget_config, rampart_widget_mode, rampart_widget_part, rampart_widget_target, rampart_widget_validation,
 };

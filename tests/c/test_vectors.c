@@ -1,10 +1,10 @@
-/* The shared vectors (tests/vectors/: RFC 4226, RFC 6238, the token grammar) and the status
- * taxonomy, through the C ABI. The file is the tab-separated form printed by
+/* The shared vectors (tests/vectors/: RFC 4226, RFC 6238, the token grammar, Standard Webhooks
+ * signatures) and the status taxonomy, through the C ABI. The file is the tab-separated form printed by
  * `cargo run -p rampart-ffi --example c_vectors` (see that file for the line format), so this
  * program needs no JSON parser. */
 #include "test_util.h"
 
-#define MAX_FIELDS 6
+#define MAX_FIELDS 9
 
 /* Split `line` in place at tabs; returns the number of fields. */
 static int split(char *line, char **fields) {
@@ -40,7 +40,8 @@ static size_t unhex(const char *hex, char *out, size_t cap) {
     return n;
 }
 
-static int hotp_cases, totp_cases, token_cases, tokens_not_applicable, status_cases;
+static int hotp_cases, totp_cases, token_cases, tokens_not_applicable, status_cases, webhook_sign_cases,
+    webhook_verify_cases;
 
 static void check_hotp(char **f) {
     char *code = NULL;
@@ -109,6 +110,78 @@ static void check_token(char **f) {
     }
     rampart_string_free(code);
     token_cases++;
+}
+
+/* "webhook-sign NAME SECRET ID TIMESTAMP BODY_HEX SIGNATURE": exactly that signature. */
+static void check_webhook_sign(char **f) {
+    char body[4096];
+    size_t len = unhex(f[5], body, sizeof body);
+    char *signature = NULL;
+    OK(rampart_webhook_sign(f[2], f[3], number(f[4]), (const uint8_t *)body, len, &signature));
+    if (strcmp(signature, f[6]) != 0) fprintf(stderr, "webhook sign case '%s': got %s\n", f[1], signature);
+    assert(strcmp(signature, f[6]) == 0);
+    rampart_string_free(signature);
+    webhook_sign_cases++;
+}
+
+/* "webhook-verify NAME SECRET ID TIMESTAMP_HEX SIGNATURE BODY_HEX NOW RESULT": that outcome,
+ * named as the vectors name it. */
+static void check_webhook_verify(char **f) {
+    char timestamp[256], body[4096];
+    unhex(f[4], timestamp, sizeof timestamp);
+    size_t len = unhex(f[6], body, sizeof body);
+    rampart_webhook_verify_result result = RAMPART_WEBHOOK_MISSING_HEADER;
+    OK(rampart_webhook_verify(f[2], f[3], timestamp, f[5], (const uint8_t *)body, len, number(f[7]), &result));
+    const char *name = rampart_webhook_verify_result_name((uint32_t)result);
+    if (strcmp(name, f[8]) != 0) fprintf(stderr, "webhook verify case '%s': want %s, got %s\n", f[1], f[8], name);
+    assert(strcmp(name, f[8]) == 0);
+    assert((result == RAMPART_WEBHOOK_VALID) == (strcmp(f[8], "valid") == 0));
+    webhook_verify_cases++;
+}
+
+/* The runner's own webhook cases: absent headers, an empty body, misuse. */
+static void check_webhook_edges(void) {
+    const char *secret = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
+    char *signature = NULL;
+    /* an empty body may be NULL; a message verifies up to the edge of the tolerance */
+    OK(rampart_webhook_sign(secret, "msg_1", 1700000000, NULL, 0, &signature));
+    assert(starts_with(signature, "v1,") && strlen(signature) == 47);
+    rampart_webhook_verify_result result = RAMPART_WEBHOOK_NO_MATCH;
+    OK(rampart_webhook_verify(secret, "msg_1", "1700000000", signature, NULL, 0,
+                              1700000000 + RAMPART_WEBHOOK_TOLERANCE_SECS, &result));
+    assert(result == RAMPART_WEBHOOK_VALID);
+    OK(rampart_webhook_verify(secret, "msg_1", "1700000000", signature, (const uint8_t *)"x", 1, 1700000000, &result));
+    assert(result == RAMPART_WEBHOOK_NO_MATCH);
+    /* the secret without its prefix reads the same */
+    OK(rampart_webhook_verify(secret + 6, "msg_1", "1700000000", signature, NULL, 0, 1700000000, &result));
+    assert(result == RAMPART_WEBHOOK_VALID);
+    /* a NULL header is an absent one: an outcome, not an error */
+    OK(rampart_webhook_verify(secret, NULL, "1700000000", signature, NULL, 0, 1700000000, &result));
+    assert(result == RAMPART_WEBHOOK_MISSING_HEADER);
+    OK(rampart_webhook_verify(secret, "msg_1", NULL, signature, NULL, 0, 1700000000, &result));
+    assert(result == RAMPART_WEBHOOK_MISSING_HEADER);
+    OK(rampart_webhook_verify(secret, "msg_1", "1700000000", NULL, NULL, 0, 1700000000, &result));
+    assert(result == RAMPART_WEBHOOK_MISSING_HEADER);
+    assert(strcmp(rampart_webhook_verify_result_name(RAMPART_WEBHOOK_MISSING_HEADER), "missing_header") == 0);
+    assert(strcmp(rampart_webhook_verify_result_name(99), "unknown") == 0);
+    /* misuse is a status, and the out-pointer is left alone */
+    char *untouched = NULL;
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_webhook_sign("whsec_not base64!", "msg_1", 1, NULL, 0, &untouched));
+    assert(untouched == NULL && strcmp(last_message(), "secret must be whsec_ followed by base64") == 0);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_webhook_sign(secret, NULL, 1, NULL, 0, &untouched));
+    assert(untouched == NULL && strcmp(last_message(), "msg_id must not be NULL") == 0);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT, rampart_webhook_sign(secret, "msg_1", 1, NULL, 5, &untouched));
+    assert(untouched == NULL && strcmp(last_message(), "body must not be NULL") == 0);
+    result = RAMPART_WEBHOOK_TOO_NEW;
+    EXPECT(RAMPART_STATUS_INVALID_INPUT,
+           rampart_webhook_verify(NULL, "msg_1", "1700000000", signature, NULL, 0, 1700000000, &result));
+    assert(result == RAMPART_WEBHOOK_TOO_NEW && strcmp(last_message(), "secret must not be NULL") == 0);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT,
+           rampart_webhook_verify("whsec_", "msg_1", "1700000000", signature, NULL, 0, 1700000000, &result));
+    assert(result == RAMPART_WEBHOOK_TOO_NEW && strcmp(last_message(), "secret must be whsec_ followed by base64") == 0);
+    EXPECT(RAMPART_STATUS_INVALID_INPUT,
+           rampart_webhook_verify(secret, "msg_1", "1700000000", signature, NULL, 0, 1700000000, NULL));
+    rampart_string_free(signature);
 }
 
 /* Every status constant of the header, by name: a constant renamed or renumbered in the
@@ -200,6 +273,10 @@ int main(int argc, char **argv) {
             tokens_not_applicable++; /* a JSON token that is not a string: C callers pass strings */
         } else if (strcmp(f[0], "status") == 0 && n == 5) {
             check_status(f);
+        } else if (strcmp(f[0], "webhook-sign") == 0 && n == 7) {
+            check_webhook_sign(f);
+        } else if (strcmp(f[0], "webhook-verify") == 0 && n == 9) {
+            check_webhook_verify(f);
         } else {
             fprintf(stderr, "unreadable vector line: %s\n", f[0]);
             assert(0);
@@ -229,11 +306,15 @@ int main(int argc, char **argv) {
     assert(rampart_status_code(254) == 500 && strcmp(rampart_status_name(254), "unknown") == 0);
     assert(strcmp(rampart_status_message(4000000000u), "Unknown status") == 0);
 
+    check_webhook_edges();
+
     assert(strlen(rampart_version()) >= 5 && strchr(rampart_version(), '.') != NULL);
 
     assert(hotp_cases == 10 && totp_cases == 6 && token_cases > 20);
     assert(status_cases == (int)HEADER_STATUS_COUNT);
-    printf("test_vectors: %d hotp, %d totp, %d token cases, %d statuses passed (%d token cases need JSON or an embedded NUL, which a C string API cannot carry)\n",
-           hotp_cases, totp_cases, token_cases, status_cases, tokens_not_applicable);
+    assert(webhook_sign_cases >= 3 && webhook_verify_cases >= 11);
+    printf("test_vectors: %d hotp, %d totp, %d token cases, %d statuses, %d webhook sign and %d webhook verify cases passed (%d token cases need JSON or an embedded NUL, which a C string API cannot carry)\n",
+           hotp_cases, totp_cases, token_cases, status_cases, webhook_sign_cases, webhook_verify_cases,
+           tokens_not_applicable);
     return 0;
 }

@@ -57,6 +57,33 @@ fn text(value: Unknown<'_>) -> Option<String> {
     String::from_utf16(&units).ok()
 }
 
+/// A JS string as Rust text, lone surrogates replaced by U+FFFD; `None` when it is not a string.
+fn lossy(value: Unknown<'_>) -> Option<String> {
+    let units: Utf16String = cast(value).ok()?;
+    Some(String::from_utf16_lossy(&units))
+}
+
+/// One header's value (see [`Arg::headers`]).
+fn header_value(value: Unknown<'_>, name: &str) -> Read<Option<String>> {
+    let wrong = || CoreError::invalid_input(&format!("headers['{name}']"), "must be a string");
+    match value.get_type().map_err(|_| wrong())? {
+        ValueType::Undefined | ValueType::Null => Ok(None),
+        ValueType::String => lossy(value).map(Some).ok_or_else(wrong),
+        ValueType::Object if value.is_array().unwrap_or(false) => {
+            let array = value.coerce_to_object().map_err(|_| wrong())?;
+            if array.get_array_length().map_err(|_| wrong())? != 1 {
+                return Err(wrong());
+            }
+            let item: Unknown<'_> = array.get_element(0).map_err(|_| wrong())?;
+            match item.get_type() {
+                Ok(ValueType::String) => lossy(item).map(Some).ok_or_else(wrong),
+                _ => Err(wrong()),
+            }
+        }
+        _ => Err(wrong()),
+    }
+}
+
 /// The 400 for a text argument that is not valid Unicode: the field's own where it has one
 /// (`contactId`, `issuer`, `widgetText`, `widgetButtonUrl`), else `invalid_input`.
 pub(crate) fn not_unicode(field: &str) -> CoreError {
@@ -156,6 +183,63 @@ impl<'a> Arg<'a> {
             }
             Some(_) => Err(self.invalid("must be a Buffer")),
         }
+    }
+
+    /// A webhook body: a Buffer's bytes, or a string's UTF-8 bytes (a string holding a lone
+    /// surrogate is the field's 400: it cannot be the text that was signed).
+    pub(crate) fn body(&self) -> Read<Vec<u8>> {
+        match self.given()? {
+            None => Err(self.invalid("is required")),
+            Some((v, ValueType::String)) => self.text(v).map(String::into_bytes),
+            Some((v, ValueType::Object)) if v.is_buffer().unwrap_or(false) => {
+                self.read::<Buffer>(v).map(|b| b.to_vec())
+            }
+            Some(_) => Err(self.invalid("must be a Buffer or a string")),
+        }
+    }
+
+    /// The headers `names` (lower case) of a received request, each `None` when absent: from a
+    /// plain object (Node's `req.headers`, Express's; names matched in any case, the first of a
+    /// name in key order) or from anything with a `get` method (a Fetch API `Headers`, which
+    /// matches names itself). A value is a string, or an array holding one (a header sent once);
+    /// `undefined` and `null` are absent; anything else is `invalid_input`
+    /// "headers['webhook-id'] must be a string". Text holding a lone surrogate cannot be part of
+    /// a valid message: it is read with U+FFFD in its place, so it fails verification.
+    pub(crate) fn headers<const N: usize>(&self, names: [&str; N]) -> Read<[Option<String>; N]> {
+        let unreadable = || self.invalid("could not be read");
+        let object = match self.given()? {
+            Some((v, ValueType::Object)) if !v.is_array().unwrap_or(true) => {
+                v.coerce_to_object().map_err(|_| unreadable())?
+            }
+            None => return Err(self.invalid("is required")),
+            Some(_) => return Err(self.invalid("must be an object of header names to values, or a Headers")),
+        };
+        let mut found: [Option<String>; N] = std::array::from_fn(|_| None);
+        let get: Option<Unknown<'_>> = object.get("get").map_err(|_| unreadable())?;
+        if let Some(get) = get.filter(|g| g.get_type().ok() == Some(ValueType::Function)) {
+            let get: Function<'_, String, Unknown<'_>> = cast(get).map_err(|_| unreadable())?;
+            for (slot, name) in found.iter_mut().zip(names) {
+                let value = get.apply(object, name.to_owned()).map_err(|_| unreadable())?;
+                *slot = header_value(value, name)?;
+            }
+            return Ok(found);
+        }
+        let keys = object
+            .get_all_property_names(KeyCollectionMode::OwnOnly, KeyFilter::Enumerable, KeyConversion::NumbersToStrings)
+            .map_err(|_| unreadable())?;
+        for i in 0..keys.get_array_length().map_err(|_| unreadable())? {
+            let key: Unknown<'_> = keys.get_element(i).map_err(|_| unreadable())?;
+            let Some(key_text) = (key.get_type().ok() == Some(ValueType::String)).then(|| lossy(key)).flatten() else {
+                continue; // a symbol key
+            };
+            let Some(n) = names.iter().position(|name| name.eq_ignore_ascii_case(&key_text)) else { continue };
+            if found[n].is_some() {
+                continue;
+            }
+            let value: Unknown<'_> = object.get_property_unchecked(key).map_err(|_| unreadable())?;
+            found[n] = header_value(value, names[n])?;
+        }
+        Ok(found)
     }
 
     /// Base32 text or raw bytes (a TOTP secret).

@@ -1,7 +1,7 @@
 //! One conversion from the core's errors to JavaScript: an instance of the package's exported
 //! `RampartError` class whose `code` is the stable kind name (`'token_failed'`, Node's
 //! convention for `code`), `status` the HTTP-style number and `message` the fixed message, plus
-//! `retryAfter` (whole seconds) on `throttled`.
+//! `retryAfter` (whole seconds) on `throttled` and `reason` on `webhook_verification_failed`.
 //!
 //! The class is plain JavaScript (`main.js`: a subclass of `Error` cannot be declared from
 //! Rust). `main.js` sets it on the addon's exports object; the addon keeps a reference to that
@@ -23,6 +23,8 @@ pub(crate) struct Failure {
     pub code: String,
     pub status: u16,
     pub retry_after: Option<u64>,
+    /// Why a webhook message did not verify (`'too_old'`, ...), on `webhook_verification_failed`.
+    pub reason: Option<&'static str>,
 }
 
 impl From<CoreError> for Failure {
@@ -32,6 +34,7 @@ impl From<CoreError> for Failure {
             code: e.kind().name().to_owned(),
             status: e.code(),
             retry_after: e.retry_after(),
+            reason: None,
         }
     }
 }
@@ -47,7 +50,7 @@ pub(crate) fn remember_exports(env: &Env, exports: &Object<'_>) -> Result<()> {
     env.set_instance_data(Addon { exports: exports.create_ref::<false>()? }, (), |_| {})
 }
 
-/// `new RampartError(message, { code, status, retryAfter })`.
+/// `new RampartError(message, { code, status, retryAfter, reason })`.
 type ErrorClass<'e> = Function<'e, FnArgs<(String, Object<'e>)>, Unknown<'e>>;
 
 /// The `RampartError` constructor, when `main.js` has set it.
@@ -63,7 +66,13 @@ fn error_class<'e>(env: &'e Env) -> Result<Option<ErrorClass<'e>>> {
 impl Failure {
     /// A widget whole-call failure (URL, signature, snippet): a 400 whose `code` is its stable code.
     pub(crate) fn widget(code: &str, message: &str) -> Self {
-        Self { message: message.to_owned(), code: code.to_owned(), status: 400, retry_after: None }
+        Self { message: message.to_owned(), code: code.to_owned(), status: 400, retry_after: None, reason: None }
+    }
+
+    /// A received webhook message that does not verify: a 400 `webhook_verification_failed`
+    /// whose `reason` says why.
+    pub(crate) fn webhook(message: &str, reason: &'static str) -> Self {
+        Self { reason: Some(reason), ..Self::widget("webhook_verification_failed", message) }
     }
 
     /// The `RampartError`, as a napi error that rethrows that very object.
@@ -80,6 +89,9 @@ impl Failure {
         if let Some(secs) = self.retry_after {
             fields.set("retryAfter", secs as f64)?;
         }
+        if let Some(reason) = self.reason {
+            fields.set("reason", reason)?;
+        }
         if let Some(class) = error_class(env)? {
             return Ok(napi::Error::from(class.new_instance(FnArgs::from((self.message, fields)))?));
         }
@@ -88,6 +100,9 @@ impl Failure {
         obj.set_named_property("status", u32::from(self.status))?;
         if let Some(secs) = self.retry_after {
             obj.set_named_property("retryAfter", secs as f64)?;
+        }
+        if let Some(reason) = self.reason {
+            obj.set_named_property("reason", reason)?;
         }
         Ok(napi::Error::from(obj.to_unknown()))
     }

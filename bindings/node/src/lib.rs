@@ -1,5 +1,5 @@
 //! `require('rampart')`: the Node binding of rampart-core. Storage work runs on the libuv pool
-//! (`AsyncTask`) and resolves a Promise; the pure TOTP and widget helpers are synchronous.
+//! (`AsyncTask`) and resolves a Promise; the pure TOTP, widget and webhook helpers are synchronous.
 
 // napi-derive registers exports only outside `cfg(test)`, so `clippy --all-targets` would
 // see every exported function as unused.
@@ -12,6 +12,7 @@ mod errors;
 mod recovery;
 mod service;
 mod totp;
+mod webhooks;
 mod widget;
 
 /// Runs once per Node environment, before `main.js` adds `RampartError` to these exports.

@@ -9,6 +9,7 @@ mod errors;
 mod recovery;
 mod service;
 mod totp;
+mod webhooks;
 mod widget;
 
 use pyo3::prelude::*;
@@ -21,6 +22,7 @@ fn _rampart(m: &Bound<'_, PyModule>) -> PyResult<()> {
     checkout::register(m)?;
     audit::register(m)?;
     totp::register(m)?;
+    webhooks::register(m)?;
     widget::register(m)?;
     Ok(())
 }

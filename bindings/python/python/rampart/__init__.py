@@ -24,6 +24,7 @@ from ._errors import (
     StorageError,
     ThrottledError,
     UnavailableError,
+    WebhookVerificationError,
     WidgetError,
 )
 from ._rampart import (
@@ -74,6 +75,8 @@ from ._rampart import (
     verify,
     verify_signed_url,
     verify_step,
+    webhook_sign,
+    webhook_verify,
 )
 
 __all__ = [
@@ -114,6 +117,7 @@ __all__ = [
     "ValidatedOptions",
     "Validation",
     "Verification",
+    "WebhookVerificationError",
     "WidgetConfig",
     "WidgetError",
     "__version__",
@@ -137,4 +141,6 @@ __all__ = [
     "verify",
     "verify_signed_url",
     "verify_step",
+    "webhook_sign",
+    "webhook_verify",
 ]

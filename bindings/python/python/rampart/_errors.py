@@ -6,7 +6,14 @@ Every error carries ``code`` (HTTP-style int), ``kind`` (the stable name, for ex
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    # Why a webhook message did not verify (`WebhookVerificationError.reason`). For checkers only:
+    # mypy.stubtest cannot compare a Literal alias with its runtime object.
+    _WebhookVerificationReason = Literal["missing_header", "bad_timestamp", "too_old", "too_new", "no_match"]
 
 
 class RampartError(Exception):
@@ -90,3 +97,31 @@ class WidgetError(RampartError):
 
 class SignatureError(WidgetError):
     """400: a URL could not be signed, or its signature does not verify."""
+
+
+class WebhookVerificationError(RampartError):
+    """400 ``webhook_verification_failed``: a received webhook message did not verify (raised by
+    ``webhook_verify``); drop it. ``reason`` says why: ``"missing_header"`` (``webhook-id``,
+    ``webhook-timestamp`` or ``webhook-signature`` absent), ``"bad_timestamp"`` (not a whole
+    number of seconds), ``"too_old"`` or ``"too_new"`` (more than 5 minutes from now),
+    ``"no_match"`` (no ``v1`` signature matches the secret, id, timestamp and body)."""
+
+    reason: _WebhookVerificationReason = "no_match"
+
+    def __init__(
+        self,
+        message: str,
+        code: int = 400,
+        kind: str = "webhook_verification_failed",
+        retry_after: Optional[int] = None,
+        *,
+        reason: _WebhookVerificationReason = "no_match",
+    ) -> None:
+        super().__init__(message, code, kind, retry_after)
+        self.reason = reason
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (type(self), (self.message, self.code, self.kind, self.retry_after), {"reason": self.reason})
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(reason={self.reason!r}, message={self.message!r})"

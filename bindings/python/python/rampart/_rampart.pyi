@@ -1,6 +1,6 @@
 from os import PathLike
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional, Sequence, Union, final
+from typing import Any, Iterable, Literal, Mapping, Optional, Protocol, Sequence, Union, final
 from uuid import UUID
 
 _Id = Union[str, UUID]
@@ -16,6 +16,12 @@ _SecretInput = Union[str, bytes]
 # Unix times and durations: an int, or a float (time.time()) rounded down; never negative.
 _Seconds = float
 _EnvironmentName = Literal["sandbox", "production"]
+# A webhook's raw body: bytes as received (a str is taken as its UTF-8 bytes).
+_WebhookBody = Union[bytes, bytearray, str]
+
+# A request's headers: anything with items() (dict, Mapping, Starlette, Django, Werkzeug).
+class _WebhookHeaders(Protocol):
+    def items(self) -> Iterable[tuple[str, str]]: ...
 
 __version__: str
 __all__ = [
@@ -66,6 +72,8 @@ __all__ = [
     "verify",
     "verify_signed_url",
     "verify_step",
+    "webhook_sign",
+    "webhook_verify",
 ]
 
 @final
@@ -416,6 +424,13 @@ def verify_step(
 def key_uri(issuer: str, account: str, secret: _SecretInput) -> str: ...
 def qr_png_data_uri(text: str) -> str: ...
 def parse_token(token: _TokenInput) -> tuple[str, Optional[str]]: ...
+
+# Standard Webhooks (SPEC 10). webhook_verify returns None or raises WebhookVerificationError
+# (.reason); a bad secret raises InvalidInputError.
+def webhook_sign(secret: str, msg_id: str, timestamp: _Seconds, body: _WebhookBody) -> str: ...
+def webhook_verify(
+    secret: str, headers: _WebhookHeaders, body: _WebhookBody, *, now: Optional[_Seconds] = None
+) -> None: ...
 
 @final
 class WidgetConfig:
