@@ -10,7 +10,7 @@
 #   make observability-test           what `make test` runs
 
 OBS_VENV ?= $(CARGO_TARGET_DIR)/observability-venv
-OBS_TOOLS := rfc8785==0.1.4 pyotp==2.9.0
+OBS_TOOLS := rfc8785==0.1.4 pyotp==2.9.0 standardwebhooks==1.1.0
 OBS_STAMP := $(OBS_VENV)/.rampart-tools
 
 .PHONY: observability-test observability-venv prometheus-tools
@@ -29,7 +29,7 @@ observability-venv:
 	  "$(OBS_VENV)/bin/python" -m pip install --quiet --disable-pip-version-check $(OBS_TOOLS) && \
 	  echo "$(OBS_TOOLS)" > "$(OBS_STAMP)"; fi
 
-observability-test: prometheus-tools observability-venv
+observability-test: prometheus-tools observability-venv node-deps
 	@echo "-- promtool check rules on the alert rules of docs/OPERATIONS.md"
 	@rules=$$(mktemp --suffix=.yml) && \
 	  "$(OBS_VENV)/bin/python" -c 'import re, sys; part = open("docs/OPERATIONS.md").read().split("## Alerts worth having", 1)[1]; sys.stdout.write(re.search(r"```yaml\n(.*?)```", part, re.S).group(1))' > "$$rules" && \
@@ -37,3 +37,5 @@ observability-test: prometheus-tools observability-venv
 	$(CARGO) build -p rampart-server --locked --bin rampart-server
 	"$(OBS_VENV)/bin/python" scripts/observability_test.py "$(CARGO_TARGET_DIR)/debug/rampart-server" \
 	  "$$(command -v promtool)" "$$(command -v prometheus)"
+	@echo "-- webhooks: every message the server sends verified by the reference standardwebhooks packages (PyPI and npm)"
+	"$(OBS_VENV)/bin/python" scripts/webhooks_interop.py "$(CARGO_TARGET_DIR)/debug/rampart-server" "$(CURDIR)/bindings/node/node_modules"
