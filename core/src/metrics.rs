@@ -41,6 +41,7 @@ const STORE_ERRORS: &str = "rampart_store_errors_total";
 const AUDIT_WRITE_FAILURES: &str = "rampart_audit_write_failures_total";
 const RECOVERY_CODE_REUSE: &str = "rampart_recovery_code_reuse_total";
 const WEBHOOK_DELIVERIES: &str = "rampart_webhook_deliveries_total";
+const WEBHOOK_QUEUE_DEPTH: &str = "rampart_webhook_queue_depth";
 const BUILD_INFO: &str = "rampart_build_info";
 
 /// A 2FA operation, as the `operation` label names it.
@@ -246,6 +247,7 @@ impl Metrics {
         }
         for (name, unit, help) in [
             text(AUDIT_EVENTS, None, "Audit trail rows by event, over every partner (read from the store)."),
+            text(WEBHOOK_QUEUE_DEPTH, None, "Webhook deliveries waiting, over every server (read from the store)."),
             text(BUILD_INFO, None, "Version, environment and store kind; always 1."),
         ] {
             r.describe_gauge(name, unit, help.into());
@@ -395,6 +397,14 @@ impl Metrics {
     /// The Prometheus text (format 0.0.4), reading the audit gauge from `store` first when it
     /// is due. A store that cannot answer leaves the gauge as it was (and counts the error).
     pub(crate) fn render(&self, store: &dyn Store) -> String {
+        if self.enabled {
+            // The queue is shared by every server: read at every scrape (one indexed count).
+            match store.webhook_queue_depth() {
+                #[allow(clippy::cast_precision_loss)] // exact below 2^53 deliveries
+                Ok(n) => self.recorder.register_gauge(&Key::from_name(WEBHOOK_QUEUE_DEPTH), &METADATA).set(n as f64),
+                Err(e) => tracing::warn!(error = %e, "cannot read the webhook queue's depth for /metrics"),
+            }
+        }
         if self.enabled && self.audit_gauge_due() {
             match store.audit_counts() {
                 Ok(counts) => self.set_audit_counts(&counts),
