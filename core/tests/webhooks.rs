@@ -18,6 +18,7 @@ conformance!(
     rewrap_and_the_start_check_cover_endpoint_secrets,
     two_factor_changes_queue_their_webhooks,
     the_queue_leases_retries_and_logs,
+    eight_failures_fail_the_message_and_five_days_disable_the_endpoint,
 );
 
 /// A public address that needs no DNS (a documentation-free, global IPv4 literal).
@@ -285,4 +286,46 @@ fn the_queue_leases_retries_and_logs(b: Backend) {
     // Another partner sees no log of this endpoint.
     let other = f.service.create_partner("Other", Environment::Sandbox).unwrap().partner_id;
     assert!(f.service.store().webhook_attempts(&other, &endpoint.id, None, 10).unwrap().is_empty());
+}
+
+fn eight_failures_fail_the_message_and_five_days_disable_the_endpoint(b: Backend) {
+    use rampart_core::webhooks::{AttemptOutcome, SCHEDULE_SECS, SendResult};
+    let f = Fixture::new(b);
+    let (endpoint, _) = f.service.create_webhook_endpoint(&f.partner, PUBLIC, &["webhook.test"]).unwrap();
+    let id = endpoint.id.to_string();
+    f.service.test_webhook_endpoint(&f.partner, &id).unwrap();
+    let down = SendResult::Failed("connection failed".into());
+    // Attempt k fails; the next is due after SCHEDULE_SECS[k] plus up to 20%, not before.
+    for k in 1..=8u32 {
+        let claimed = f.service.claim_webhook_deliveries(10).unwrap();
+        assert_eq!((claimed.len(), claimed[0].attempts), (1, k - 1), "attempt {k}");
+        let (at, _) = f.service.webhook_headers(&claimed[0]).unwrap();
+        let outcome = f.service.finish_webhook_attempt(&claimed[0], at, 1, &down, 1.0).unwrap();
+        if k == 8 {
+            assert_eq!(outcome, AttemptOutcome::Failed);
+            break;
+        }
+        assert_eq!(outcome, AttemptOutcome::Retrying);
+        let delay = SCHEDULE_SECS[k as usize];
+        f.clock.advance(delay.saturating_sub(1));
+        assert!(f.service.claim_webhook_deliveries(10).unwrap().is_empty(), "attempt {} came early", k + 1);
+        f.clock.advance(delay / 5 + 1);
+    }
+    f.clock.advance(30 * 24 * 3600);
+    assert!(f.service.claim_webhook_deliveries(10).unwrap().is_empty(), "failed for good");
+    let queued = f.service.store().webhook_deliveries(&f.partner).unwrap();
+    assert_eq!((queued[0].state.as_str(), queued[0].attempts), ("failed", 8));
+    // The endpoint has failed since the first attempt, over 5 days ago: the next failure
+    // disables it, audited as the system's.
+    f.service.test_webhook_endpoint(&f.partner, &id).unwrap();
+    let claimed = f.service.claim_webhook_deliveries(10).unwrap();
+    let (at, _) = f.service.webhook_headers(&claimed[0]).unwrap();
+    f.service.finish_webhook_attempt(&claimed[0], at, 1, &down, 1.0).unwrap();
+    assert!(!f.service.webhook_endpoints(&f.partner).unwrap()[0].enabled);
+    let rows = f.service.audit_events(&f.partner, None, 0, 500).unwrap().events;
+    let last = rows.last().unwrap();
+    assert_eq!((last.actor.as_str(), last.details["change"].as_str()), ("system", Some("disabled")));
+    // A disabled endpoint's deliveries are not claimed.
+    f.service.test_webhook_endpoint(&f.partner, &id).unwrap();
+    assert!(f.service.claim_webhook_deliveries(10).unwrap().is_empty());
 }
