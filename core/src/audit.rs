@@ -118,7 +118,7 @@ impl Service {
         details: Map<String, Value>,
     ) -> AuditDraft {
         AuditDraft {
-            id: uuid::Uuid::new_v4(),
+            id: uuid::Uuid::now_v7(),
             at_ms: self.now_millis(),
             contact_id: contact.copied(),
             actor: actor.clone(),

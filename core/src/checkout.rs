@@ -164,7 +164,7 @@ pub type Order = OrderRecord;
 
 /// An order's webhook message: `data` is the order as `GET /v1/widget/orders/{id}` shows it now.
 fn order_event(event: &str, o: &Order) -> WebhookEvent {
-    let id = format!("msg_{}", uuid::Uuid::new_v4().simple());
+    let id = format!("msg_{}", uuid::Uuid::now_v7().simple());
     WebhookEvent::new(id, event, o.updated_at, &order_json(o))
 }
 

@@ -189,12 +189,12 @@ const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX webhook_endpoints_by_partner ON webhook_endpoints (partner_id, created_at, id);
     CREATE TABLE webhook_messages (
-        id TEXT PRIMARY KEY NOT NULL,
+        id TEXT NOT NULL UNIQUE,
         partner_id BLOB NOT NULL,
         event TEXT NOT NULL,
         body TEXT NOT NULL,
         created_at INTEGER NOT NULL
-    ) WITHOUT ROWID;
+    );
     CREATE TABLE webhook_deliveries (
         message_id TEXT NOT NULL,
         endpoint_id BLOB NOT NULL,
