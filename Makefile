@@ -66,7 +66,7 @@ fmt:
 	$(CARGO) fmt --all
 
 run:
-	$(CARGO) run --release --locked -p rampart-server -- --db ./rampart.db --metrics-listen 127.0.0.1:9464
+	$(CARGO) run --release --locked -p rampart-server -- --db ./rampart.db --metrics-listen 127.0.0.1:9464 --webhook-allow-private
 
 include mk/c.mk
 include mk/postgres.mk

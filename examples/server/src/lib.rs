@@ -69,6 +69,8 @@ pub struct AppState {
     pub public_limit: Arc<ratelimit::RateLimiter>,
     /// The publishable key `GET /demo` embeds when its query names none.
     pub demo_key: Option<Arc<str>>,
+    /// The demo partner's webhook receiver (`/demo/webhooks`), when `make run` set one up.
+    pub demo_webhooks: Option<Arc<demo::DemoWebhooks>>,
 }
 
 /// Requests per minute, and burst, one client address may make to the public widget routes.
@@ -87,8 +89,21 @@ pub fn app_with_widget(service: Arc<Service>, widget: WidgetConfig) -> Router {
 /// [`app_with_widget`], with `GET /demo` embedding the partner of `demo_key` (a publishable
 /// key) when its query names none.
 pub fn app_with_demo(service: Arc<Service>, widget: WidgetConfig, demo_key: Option<&str>) -> Router {
+    app_with_demo_webhooks(service, widget, demo_key, None)
+}
+
+/// [`app_with_demo`], with `/demo/webhooks` receiving (and the demo page listing) the demo
+/// partner's webhooks, checked with `secret`.
+pub fn app_with_demo_webhooks(
+    service: Arc<Service>,
+    widget: WidgetConfig,
+    demo_key: Option<&str>,
+    secret: Option<rampart_core::webhooks::WebhookSecret>,
+) -> Router {
     let public_limit = Arc::new(ratelimit::RateLimiter::new(PUBLIC_RATE.0, PUBLIC_RATE.1));
-    let state = AppState { service, widget: Arc::new(widget), public_limit, demo_key: demo_key.map(Arc::from) };
+    let demo_webhooks = secret.map(|s| Arc::new(demo::DemoWebhooks::new(s)));
+    let state =
+        AppState { service, widget: Arc::new(widget), public_limit, demo_key: demo_key.map(Arc::from), demo_webhooks };
     let partner_routes = Router::new()
         .route("/v1/auth/create2fa", get(handlers::create_2fa))
         .route("/v1/auth/enable2fa", post(handlers::enable_2fa))
@@ -125,6 +140,7 @@ pub fn app_with_demo(service: Arc<Service>, widget: WidgetConfig, demo_key: Opti
     Router::new()
         .route("/healthz", get(handlers::healthz))
         .route("/demo", get(demo::page))
+        .route("/demo/webhooks", post(demo::receive_webhook).get(demo::webhooks))
         .route("/openapi.json", get(handlers::openapi))
         .route("/v1/widget/config", get(widget::config))
         .route("/widget", get(assets::page_redirect))

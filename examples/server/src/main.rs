@@ -571,6 +571,25 @@ fn demo_key_path(db: &Path) -> PathBuf {
     beside(db, ".demo-partner")
 }
 
+/// The demo partner's webhook signing secret (`make run`), kept beside the database (0600) so
+/// `/demo/webhooks` checks signatures after a restart.
+fn demo_webhook_path(db: &Path) -> PathBuf {
+    beside(db, ".demo-webhook")
+}
+
+/// Write a file only its owner may read.
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)?.write_all(text.as_bytes())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing();
@@ -755,6 +774,7 @@ fn serve(cli: Cli) -> Result<(), Failure> {
         let public_url = public_url(cli.public_url.as_deref(), address)?;
         let widget = widget_config(&public_url, environment)?;
         let mut demo_key = None;
+        let mut demo_webhook = None;
         if environment == Environment::Sandbox && !reached {
             tracing::warn!("the database is unreachable: no demo partner is offered");
         } else if environment == Environment::Sandbox {
@@ -771,13 +791,41 @@ fn serve(cli: Cli) -> Result<(), Failure> {
             demo_key = match created {
                 Some(creds) => {
                     print_demo(&creds, address, &public_url);
+                    // `make run` (which allows private addresses) also gives the demo partner a
+                    // webhook endpoint on this server, so its page shows the signed messages.
+                    if cli.webhook_allow_private {
+                        let (svc, partner, url) =
+                            (service.clone(), creds.partner_id, format!("{public_url}/demo/webhooks"));
+                        let made = tokio::task::spawn_blocking(move || {
+                            let events = ["order.created", "order.completed", "2fa.enabled", "2fa.disabled", "2fa.reset"];
+                            svc.create_webhook_endpoint(&partner, &url, &events)
+                        })
+                        .await?;
+                        match (made, cli.db.file()) {
+                            (Ok((_, secret)), Some(db)) => {
+                                if let Err(e) = write_private(&demo_webhook_path(db), &format!("{}\n", secret.as_str())) {
+                                    tracing::warn!(error = %e, "cannot keep the demo webhook secret beside the database");
+                                }
+                                demo_webhook = rampart_core::webhooks::WebhookSecret::parse(&secret).ok();
+                            }
+                            (Ok((_, secret)), None) => demo_webhook = rampart_core::webhooks::WebhookSecret::parse(&secret).ok(),
+                            (Err(e), _) => tracing::warn!(error = %e.message(), "no demo webhook endpoint"),
+                        }
+                    }
                     let kept = cli.db.file().map(|db| std::fs::write(demo_key_path(db), format!("{}\n", creds.publishable_key)));
                     if let Some(Err(e)) = kept {
                         tracing::warn!(error = %e, "cannot keep the demo partner's publishable key beside the database");
                     }
                     Some(creds.publishable_key)
                 }
-                None => cli.db.file().and_then(|db| std::fs::read_to_string(demo_key_path(db)).ok()).map(|k| k.trim().to_owned()),
+                None => {
+                    demo_webhook = cli
+                        .db
+                        .file()
+                        .and_then(|db| std::fs::read_to_string(demo_webhook_path(db)).ok())
+                        .and_then(|s| rampart_core::webhooks::WebhookSecret::parse(s.trim()).ok());
+                    cli.db.file().and_then(|db| std::fs::read_to_string(demo_key_path(db)).ok()).map(|k| k.trim().to_owned())
+                }
             };
             if demo_key.is_some() {
                 println!("Open {public_url}/demo");
@@ -813,7 +861,7 @@ fn serve(cli: Cli) -> Result<(), Failure> {
             retry_scale: cli.test_webhook_retry_scale.unwrap_or(1.0),
         };
         let worker = tokio::spawn(rampart_server::delivery::run(service.clone(), options, stopped.clone()));
-        let app = rampart_server::app_with_demo(service, widget, demo_key.as_deref());
+        let app = rampart_server::app_with_demo_webhooks(service, widget, demo_key.as_deref(), demo_webhook);
         rampart_server::serve_with(listener, app, limits, until_stopped(stopped)).await?;
         if let Some(metrics) = metrics {
             metrics.await??;

@@ -169,3 +169,53 @@ async fn test_messages_the_delivery_log_and_resend() {
     s.get(&format!("/v1/webhooks/{id}/deliveries"), Some(&other)).await.assert_error(404, "Webhook endpoint not found");
     s.stop().await;
 }
+
+#[tokio::test]
+async fn the_demo_partner_page_lists_its_verified_webhooks() {
+    use rampart_core::webhooks::{self, WebhookSecret};
+    let clock = std::sync::Arc::new(rampart_core::ManualClock::new(common::T0));
+    let service = std::sync::Arc::new(common::Setup::default().build(clock));
+    let demo = service.create_partner("Demo partner", rampart_core::Environment::Sandbox).unwrap();
+    let secret = WebhookSecret::generate().unwrap();
+    let app = rampart_server::app_with_demo_webhooks(
+        service.clone(),
+        rampart_core::widget::WidgetConfig::default(),
+        Some(&demo.publishable_key),
+        Some(secret.clone()),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task =
+        tokio::spawn(rampart_server::serve_with(listener, app, rampart_server::ConnectionLimits::default(), async {
+            let _ = stopped.await;
+        }));
+    let client = common::client();
+    let page = client.get(format!("{base}/demo")).send().await.unwrap();
+    let csp = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(csp.ends_with("; connect-src 'self'"), "{csp}");
+    assert!(page.text().await.unwrap().contains("Webhooks this server received"));
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let body = r#"{"type":"order.completed","timestamp":"2026-11-26T15:00:00.000Z","data":{}}"#;
+    let send = |signature: String| {
+        client
+            .post(format!("{base}/demo/webhooks"))
+            .header("webhook-id", "msg_1")
+            .header("webhook-timestamp", now.to_string())
+            .header("webhook-signature", signature)
+            .body(body)
+            .send()
+    };
+    let forged =
+        send(webhooks::sign(&[&WebhookSecret::generate().unwrap()], "msg_1", now, body.as_bytes())).await.unwrap();
+    assert_eq!(forged.status().as_u16(), 400);
+    let signed = send(webhooks::sign(&[&secret], "msg_1", now, body.as_bytes())).await.unwrap();
+    assert_eq!(signed.status().as_u16(), 204);
+    let listed: Value = client.get(format!("{base}/demo/webhooks")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(
+        listed["webhooks"],
+        json!([{ "webhookId": "msg_1", "type": "order.completed", "timestamp": "2026-11-26T15:00:00.000Z", "verified": true }])
+    );
+    stop.send(()).unwrap();
+    task.await.unwrap().unwrap();
+}
