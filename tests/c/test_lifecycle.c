@@ -1123,7 +1123,7 @@ static void test_audit_trail(void) {
     assert(n == 7 && next == 0);
     for (size_t i = 0; i < n; i++) {
         assert(rows[i].seq == i + 1);
-        assert(strlen(rows[i].id) == 36 && rows[i].id[14] == '4'); /* a version 4 UUID */
+        assert(strlen(rows[i].id) == 36 && rows[i].id[14] == '7'); /* a version 7 (time-ordered) UUID */
         assert(strcmp(rows[i].partner, partner) == 0);
         assert(rows[i].has_contact == (want[i].contact != NULL));
         assert(!rows[i].has_contact || strcmp(rows[i].contact, want[i].contact) == 0);

@@ -62,7 +62,7 @@ def test_rows_in_order_each_hash_recomputed(service, partner, history):
         (7, a, "partner", "2fa.disabled", {"method": "token"}, "2023-11-14T22:13:50.000Z"),
     ]
     assert all(r.partner_id == partner for r in rows)
-    assert all(uuid.UUID(r.id).version == 4 and str(uuid.UUID(r.id)) == r.id for r in rows)
+    assert all(uuid.UUID(r.id).version == 7 and str(uuid.UUID(r.id)) == r.id for r in rows)
     assert len({r.id for r in rows}) == 7
     assert rows[0].prev == GENESIS
     assert_chain(rows)
