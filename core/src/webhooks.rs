@@ -291,14 +291,14 @@ impl Service {
             failing_since: None,
         };
         let mut full = false;
-        let mut pending = Some(record.clone());
+        // A store may run the closure again (a retried transaction): it adds a copy each time.
         self.store()
             .update_webhook_endpoints(partner, &mut |list, effects| {
                 full = list.len() >= MAX_ENDPOINTS;
                 if full {
                     return false;
                 }
-                list.extend(pending.take());
+                list.push(record.clone());
                 effects.audit(self.endpoint_changed(&id, "created"));
                 true
             })
@@ -458,12 +458,11 @@ impl Service {
         let data = serde_json::json!({ "endpointId": id.to_string() });
         let mut event = WebhookEvent::new(message_id.clone(), "webhook.test", self.now(), &data);
         event.only_to = Some(id);
-        let mut effects = Effects::default();
-        effects.webhook(event);
-        // Written with the partner's (unchanged) record, so the message is queued atomically.
+        // Written with the partner's (unchanged) record, so the message is queued atomically; a
+        // retried transaction gets its own copy.
         self.store()
             .update_partner(partner, &mut |_, e| {
-                *e = std::mem::take(&mut effects);
+                e.webhook(event.clone());
                 false
             })
             .map_err(Self::internal)?;
