@@ -1789,6 +1789,13 @@ impl Store for PostgresStore {
              RETURNING e.id, e.partner_id, e.url, e.events, e.enabled, e.secret, e.previous_secret, \
                e.previous_until, e.created_at, e.failing_since, w.message_id, w.attempts, m.event, m.body";
         let (now, until, limit) = (to_sql_u64(now), to_sql_u64(lease_until), to_sql_limit(limit));
+        // Every server polls: an idle queue is answered by one read, without a write transaction.
+        const ANY_DUE: &str = "SELECT 1 FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id \
+               WHERE d.state = 'pending' AND d.next_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1) \
+                 AND e.enabled LIMIT 1";
+        if self.again_if_lost(|c| one(c, ANY_DUE, &[&now], |_| Ok(())))?.is_none() {
+            return Ok(Vec::new());
+        }
         self.write(|tx, _| {
             let claimed = all(tx, CLAIM, &[&now, &until, &limit], |r| {
                 let endpoint = endpoint_from_row(r)?;

@@ -1173,6 +1173,19 @@ impl Store for SqliteStore {
 
     fn claim_deliveries(&self, now: u64, lease_until: u64, limit: usize) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        // Every server polls: an idle queue is answered from a reader, without the write lock.
+        let any_due = self.read(|c| {
+            c.prepare_cached(
+                "SELECT 1 FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id \
+                 WHERE d.state = 'pending' AND d.next_at <= ?1 AND (d.lease_until IS NULL OR d.lease_until <= ?1) \
+                 AND e.enabled = 1 LIMIT 1",
+            )?
+            .query_row([to_sql_u64(now)], |_| Ok(()))
+            .optional()
+        })?;
+        if any_due.is_none() {
+            return Ok(Vec::new());
+        }
         self.write(|tx| {
             let due: Vec<(String, Vec<u8>, u32, String, String)> = tx
                 .prepare_cached(
