@@ -10,11 +10,10 @@ use crate::chain::Actor;
 use crate::clock::{Clock, SystemClock};
 use crate::crypto::KeyRing;
 use crate::error::{Error, ErrorKind, Result};
-use crate::ids::ContactId;
 use crate::metrics::{Metered, Metrics};
 use crate::store::{Store, StoreError};
 use crate::totp;
-use crate::vocab::{Environment, Field};
+use crate::vocab::Environment;
 
 /// Default number of time steps accepted either side of now.
 pub const DEFAULT_WINDOW: u8 = 1;
@@ -412,22 +411,6 @@ impl KeyRing {
             let Some(id) = crate::crypto::key_id_of(&s.sealed) else { continue };
             let opens = self.open(&s.partner_id, &s.contact_id, s.field, &s.sealed).is_ok();
             *by_key.entry(id).or_default() |= opens;
-        }
-        // Webhook endpoints' signing secrets (at most 10 a partner), under their endpoint's id.
-        let unreadable =
-            |e| Error::config("cannot read the stored webhook secrets to check the master keys").with_cause(e);
-        for (partner, _) in store.audit_heads().map_err(unreadable)? {
-            for e in store.webhook_endpoints(&partner).map_err(unreadable)? {
-                let key = ContactId::from_uuid(e.id);
-                for sealed in std::iter::once(&e.secret).chain(e.previous_secret.as_ref()) {
-                    let Some(id) = crate::crypto::key_id_of(sealed) else { continue };
-                    if by_key.get(&id) == Some(&true) {
-                        continue;
-                    }
-                    let opens = self.open(&partner, &key, Field::WebhookSecret, sealed).is_ok();
-                    *by_key.entry(id).or_default() |= opens;
-                }
-            }
         }
         match by_key.into_iter().find(|&(_, opened)| !opened) {
             Some((id, _)) => Err(Error::config(self.key_problem(id))),

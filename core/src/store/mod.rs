@@ -630,29 +630,44 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// Up to `per_header` sealed secrets (enabled or pending) for each distinct header, the
     /// first [`KEY_HEADER_LEN`] bytes of a sealed value (its format and key id): what a start
-    /// checks the master keys against. The default walks every contact with a secret; a store
-    /// may answer with one query.
+    /// checks the master keys against. Contacts' secrets, and webhook endpoints' (sealed under
+    /// the endpoint's id in place of a contact's, [`Field::WebhookSecret`]). The default walks
+    /// every contact with a secret and every partner's endpoints; a store may answer with one
+    /// query.
     fn sealed_samples(&self, per_header: usize) -> Result<Vec<SealedSample>, StoreError> {
         let mut seen: std::collections::HashMap<Vec<u8>, usize> = std::collections::HashMap::new();
         let mut out = Vec::new();
+        let mut keep = |partner_id: PartnerId, contact_id: ContactId, field: Field, sealed: Vec<u8>| {
+            let header = sealed.get(..KEY_HEADER_LEN).unwrap_or(&sealed).to_vec();
+            let count = seen.entry(header).or_default();
+            if *count < per_header {
+                *count += 1;
+                out.push(SealedSample { partner_id, contact_id, field, sealed });
+            }
+        };
         let mut cursor = None;
         loop {
             let page = self.contacts_with_secrets(cursor, 512)?;
-            let Some(&last) = page.last() else { return Ok(out) };
+            let Some(&last) = page.last() else { break };
             for (partner_id, contact_id) in page {
                 let Some(rec) = self.contact(&partner_id, &contact_id)? else { continue };
                 for (field, sealed) in [(Field::Secret, rec.secret), (Field::Pending, rec.pending)] {
-                    let Some(sealed) = sealed else { continue };
-                    let header = sealed.get(..KEY_HEADER_LEN).unwrap_or(&sealed).to_vec();
-                    let count = seen.entry(header).or_default();
-                    if *count < per_header {
-                        *count += 1;
-                        out.push(SealedSample { partner_id, contact_id, field, sealed });
+                    if let Some(sealed) = sealed {
+                        keep(partner_id, contact_id, field, sealed);
                     }
                 }
             }
             cursor = Some(last);
         }
+        for (partner_id, _) in self.audit_heads()? {
+            for e in self.webhook_endpoints(&partner_id)? {
+                let key = ContactId::from_uuid(e.id);
+                for sealed in std::iter::once(e.secret).chain(e.previous_secret) {
+                    keep(partner_id, key, Field::WebhookSecret, sealed);
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Store a new widget session; [`StoreError::Conflict`] if its token hash is taken.

@@ -1619,13 +1619,23 @@ impl Store for PostgresStore {
                 SELECT partner_id, contact_id, 1, pending,
                     row_number() OVER (PARTITION BY substring(pending FROM 1 FOR $2))
                 FROM contacts WHERE pending IS NOT NULL
+                UNION ALL
+                SELECT partner_id, id, 2, sealed, row_number() OVER (PARTITION BY substring(sealed FROM 1 FOR $2))
+                FROM (SELECT partner_id, id, secret AS sealed FROM webhook_endpoints
+                      UNION ALL
+                      SELECT partner_id, id, previous_secret FROM webhook_endpoints WHERE previous_secret IS NOT NULL)
+                     AS endpoint_secrets
              ) AS samples WHERE n <= $1",
                 &[&to_sql_limit(per_header), &header],
                 |r| {
                     Ok(SealedSample {
                         partner_id: id(r, 0)?,
                         contact_id: id(r, 1)?,
-                        field: if r.try_get::<_, i32>(2)? == 0 { Field::Secret } else { Field::Pending },
+                        field: match r.try_get::<_, i32>(2)? {
+                            0 => Field::Secret,
+                            1 => Field::Pending,
+                            _ => Field::WebhookSecret,
+                        },
                         sealed: r.try_get(3)?,
                     })
                 },

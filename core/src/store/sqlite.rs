@@ -1031,13 +1031,22 @@ impl Store for SqliteStore {
                     SELECT partner_id, contact_id, 1, pending,
                         row_number() OVER (PARTITION BY substr(pending, 1, 5))
                     FROM contacts WHERE pending IS NOT NULL
+                    UNION ALL
+                    SELECT partner_id, id, 2, sealed, row_number() OVER (PARTITION BY substr(sealed, 1, 5)) FROM (
+                        SELECT partner_id, id, secret AS sealed FROM webhook_endpoints
+                        UNION ALL
+                        SELECT partner_id, id, previous_secret FROM webhook_endpoints WHERE previous_secret IS NOT NULL)
                  ) WHERE n <= ?1",
             )?
             .query_map([limit], |r| {
                 Ok(SealedSample {
                     partner_id: uuid_col(r, 0)?,
                     contact_id: uuid_col(r, 1)?,
-                    field: if r.get::<_, i64>(2)? == 0 { Field::Secret } else { Field::Pending },
+                    field: match r.get::<_, i64>(2)? {
+                        0 => Field::Secret,
+                        1 => Field::Pending,
+                        _ => Field::WebhookSecret,
+                    },
                     sealed: r.get(3)?,
                 })
             })?
