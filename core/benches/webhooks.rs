@@ -10,8 +10,9 @@ use rampart_core::checkout::OrderRequest;
 use rampart_core::widget::WidgetConfig;
 use rampart_core::{Environment, KeyRing, Service, SqliteStore, Store};
 
-fn order(c: &mut Criterion, name: &str, store: Arc<dyn Store>) {
-    let service = Service::builder_shared(store).master_keys(KeyRing::new(1, &[7; 32])).build().unwrap();
+/// `store(with_endpoint)`: a fresh store for each side (on SQLite a file of its own, so the second
+/// side does not run on a file the first has grown).
+fn order(c: &mut Criterion, name: &str, store: impl Fn(bool) -> Arc<dyn Store>) {
     let widget = WidgetConfig::default();
     let request = OrderRequest {
         coin: "btc".into(),
@@ -22,6 +23,8 @@ fn order(c: &mut Criterion, name: &str, store: Arc<dyn Store>) {
     let mut g = c.benchmark_group(name);
     g.sample_size(40).measurement_time(Duration::from_secs(8));
     for with_endpoint in [false, true] {
+        let service =
+            Service::builder_shared(store(with_endpoint)).master_keys(KeyRing::new(1, &[7; 32])).build().unwrap();
         let partner = service.create_partner("Bench", Environment::Sandbox).unwrap();
         if with_endpoint {
             let events = ["order.created", "order.completed"];
@@ -39,13 +42,13 @@ fn order(c: &mut Criterion, name: &str, store: Arc<dyn Store>) {
 
 fn sqlite(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
-    order(c, "sqlite", Arc::new(SqliteStore::open(dir.path().join("bench.db")).unwrap()));
+    order(c, "sqlite", |with| Arc::new(SqliteStore::open(dir.path().join(format!("bench-{with}.db"))).unwrap()));
 }
 
 #[cfg(feature = "postgres")]
 fn postgres(c: &mut Criterion) {
     let Ok(url) = std::env::var("RAMPART_BENCH_DATABASE_URL") else { return };
-    order(c, "postgres", Arc::new(rampart_core::PostgresStore::open(&url).unwrap()));
+    order(c, "postgres", |_| Arc::new(rampart_core::PostgresStore::open(&url).unwrap()));
 }
 
 #[cfg(not(feature = "postgres"))]

@@ -427,12 +427,26 @@ impl Drop for Metrics {
     }
 }
 
+/// Who is told when a committed change has queued webhook messages (the server's delivery
+/// worker, so it need not wait for its next look at the queue).
+#[derive(Default)]
+pub(crate) struct QueuedSignal(RwLock<Option<Box<dyn Fn() + Send + Sync>>>);
+
+impl fmt::Debug for QueuedSignal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let set = self.0.read().unwrap_or_else(PoisonError::into_inner).is_some();
+        f.write_str(if set { "QueuedSignal(set)" } else { "QueuedSignal(unset)" })
+    }
+}
+
 /// The service's store, counting failed calls in `rampart_store_errors_total{operation}` (the
-/// store method's name) and failed audit writes in `rampart_audit_write_failures_total`.
+/// store method's name) and failed audit writes in `rampart_audit_write_failures_total`, and
+/// telling [`QueuedSignal`]'s listener of every committed write that queued webhook messages.
 #[derive(Debug)]
 pub(crate) struct Metered {
     pub(crate) inner: Arc<dyn Store>,
     pub(crate) metrics: Arc<Metrics>,
+    pub(crate) queued: QueuedSignal,
 }
 
 impl Metered {
@@ -441,6 +455,36 @@ impl Metered {
             self.metrics.store_error(operation, e);
         }
         r
+    }
+
+    /// Set the listener of queued messages, in place of the one before.
+    pub(crate) fn on_queued(&self, listener: Box<dyn Fn() + Send + Sync>) {
+        *self.queued.0.write().unwrap_or_else(PoisonError::into_inner) = Some(listener);
+    }
+
+    fn signal(&self, queued: bool) {
+        if queued && let Some(listener) = &*self.queued.0.read().unwrap_or_else(PoisonError::into_inner) {
+            listener();
+        }
+    }
+
+    /// An update through `f`, signalled when its committed run queued a message.
+    fn update<R, T>(
+        &self,
+        operation: &'static str,
+        f: &mut dyn FnMut(&mut R, &mut Effects) -> bool,
+        run: impl FnOnce(&mut dyn FnMut(&mut R, &mut Effects) -> bool) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut queued = false;
+        let r = run(&mut |record, effects| {
+            let write = f(record, effects);
+            queued = write && !effects.webhooks.is_empty();
+            write
+        });
+        if r.is_ok() {
+            self.signal(queued);
+        }
+        self.watch(operation, r)
     }
 }
 
@@ -462,7 +506,7 @@ impl Store for Metered {
         id: &PartnerId,
         f: &mut dyn FnMut(&mut PartnerRecord, &mut Effects) -> bool,
     ) -> Result<bool, StoreError> {
-        self.watch("update_partner", self.inner.update_partner(id, f))
+        self.update("update_partner", f, |f| self.inner.update_partner(id, f))
     }
     fn count_partners(&self) -> Result<u64, StoreError> {
         self.watch("count_partners", self.inner.count_partners())
@@ -475,7 +519,7 @@ impl Store for Metered {
         partner: &PartnerId,
         f: &mut dyn FnMut(&mut Vec<WebhookEndpointRecord>, &mut Effects) -> bool,
     ) -> Result<bool, StoreError> {
-        self.watch("update_webhook_endpoints", self.inner.update_webhook_endpoints(partner, f))
+        self.update("update_webhook_endpoints", f, |f| self.inner.update_webhook_endpoints(partner, f))
     }
     fn contact(&self, partner: &PartnerId, contact: &ContactId) -> Result<Option<ContactRecord>, StoreError> {
         self.watch("contact", self.inner.contact(partner, contact))
@@ -489,7 +533,7 @@ impl Store for Metered {
         contact: &ContactId,
         f: &mut dyn FnMut(&mut ContactRecord, &mut Effects) -> bool,
     ) -> Result<(), StoreError> {
-        self.watch("update_contact", self.inner.update_contact(partner, contact, f))
+        self.update("update_contact", f, |f| self.inner.update_contact(partner, contact, f))
     }
     fn kyc_contacts_without_2fa(&self, partner: &PartnerId) -> Result<Vec<ContactId>, StoreError> {
         self.watch("kyc_contacts_without_2fa", self.inner.kyc_contacts_without_2fa(partner))
@@ -540,7 +584,9 @@ impl Store for Metered {
         self.watch("contact_by_email", self.inner.contact_by_email(partner, email))
     }
     fn insert_order(&self, order: &OrderRecord, effects: &Effects) -> Result<(), StoreError> {
-        self.watch("insert_order", self.inner.insert_order(order, effects))
+        let r = self.watch("insert_order", self.inner.insert_order(order, effects));
+        self.signal(r.is_ok() && !effects.webhooks.is_empty());
+        r
     }
     fn order(&self, partner: &PartnerId, id: &OrderId) -> Result<Option<OrderRecord>, StoreError> {
         self.watch("order", self.inner.order(partner, id))
@@ -575,7 +621,9 @@ impl Store for Metered {
         self.watch("webhook_attempts", self.inner.webhook_attempts(partner, endpoint_id, before, limit))
     }
     fn resend_webhook_message(&self, partner: &PartnerId, message_id: &str, now: u64) -> Result<bool, StoreError> {
-        self.watch("resend_webhook_message", self.inner.resend_webhook_message(partner, message_id, now))
+        let r = self.watch("resend_webhook_message", self.inner.resend_webhook_message(partner, message_id, now));
+        self.signal(matches!(r, Ok(true)));
+        r
     }
     fn webhook_queue_depth(&self) -> Result<u64, StoreError> {
         self.watch("webhook_queue_depth", self.inner.webhook_queue_depth())
@@ -586,7 +634,7 @@ impl Store for Metered {
         id: &OrderId,
         f: &mut dyn FnMut(&mut OrderRecord, &mut Effects) -> bool,
     ) -> Result<bool, StoreError> {
-        self.watch("update_order", self.inner.update_order(partner, id, f))
+        self.update("update_order", f, |f| self.inner.update_order(partner, id, f))
     }
     fn orders_for_contact(
         &self,

@@ -288,7 +288,7 @@ impl ServiceBuilder {
         let jwt_key = self.config.jwt_secret.as_ref().map(|s| jsonwebtoken::DecodingKey::from_secret(s));
         let auth_cache = crate::partner::AuthCache::new(self.config.auth_cache_ttl);
         let metrics = Arc::new(Metrics::new(self.config.metrics, self.config.environment.as_str(), self.store.kind()));
-        let store = Metered { inner: self.store, metrics: metrics.clone() };
+        let store = Metered { inner: self.store, metrics: metrics.clone(), queued: Default::default() };
         Ok(Service { store, metrics, keys, clock: self.clock, config: self.config, jwt_key, auth_cache })
     }
 }
@@ -302,6 +302,14 @@ impl Service {
     /// Start building a service over a store shared with other code.
     pub fn builder_shared(store: Arc<dyn Store>) -> ServiceBuilder {
         ServiceBuilder { store, keys: None, clock: Arc::new(SystemClock), config: Config::default(), check_keys: true }
+    }
+
+    /// Call `listener` after every committed change that queued webhook messages (an order, a
+    /// 2FA change, a test message, a resend), on the thread that made it: the delivery worker's
+    /// wake-up, so a message goes out at once instead of at the worker's next look at the queue.
+    /// One listener per service: a second replaces the first.
+    pub fn on_webhook_queued(&self, listener: impl Fn() + Send + Sync + 'static) {
+        self.store.on_queued(Box::new(listener));
     }
 
     /// The settings.

@@ -227,14 +227,27 @@ fn two_factor_changes_queue_their_webhooks(b: Backend) {
             true
         })
         .unwrap();
+    // The delivery worker's wake-up: told of each committed change that queued a message, and
+    // of nothing else.
+    let told = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = told.clone();
+    f.service.on_webhook_queued(move || {
+        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    });
+    let told = move || told.load(std::sync::atomic::Ordering::SeqCst);
     let c = common::contact();
     let secret = f.create(&c);
+    assert_eq!(told(), 0, "a create queues nothing");
     // A second apart, so the queue's oldest-first order is the order of the changes.
     let codes = f.service.enable_2fa(&f.partner, &c, f.code(&secret, 0).as_str()).unwrap();
+    assert_eq!(told(), 1);
     f.clock.advance(1);
     f.service.verify_2fa(&f.partner, &c, rampart_core::Factor::recovery_code(&codes.as_slice()[0])).unwrap();
     f.clock.advance(1);
     f.service.reset_2fa("ops", &f.partner, &c, "lost phone", None).unwrap();
+    assert_eq!(told(), 3);
+    f.service.regenerate_recovery_codes(&f.partner, &c, "000000").unwrap_err();
+    assert_eq!(told(), 3, "a refused change queues nothing");
     let queued = f.service.store().webhook_deliveries(&f.partner).unwrap();
     assert_eq!(
         queued.iter().map(|d| (d.event.as_str(), d.endpoint_id)).collect::<Vec<_>>(),

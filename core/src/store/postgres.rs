@@ -1839,6 +1839,28 @@ impl Store for PostgresStore {
         let e_id = endpoint_id.as_bytes().as_slice();
         let (n, at, latency) = (i64::from(attempt.attempt), to_sql_u64(attempt.at_ms), to_sql_u64(attempt.latency_ms));
         let status = attempt.status.map(i32::from);
+        if endpoint.is_none() && effects.is_empty() {
+            // The common case (the endpoint's state unchanged, nothing audited): one statement,
+            // committed on its own, one round trip. It sets values rather than adding to them,
+            // so running it again on a fresh connection after a lost one changes nothing more.
+            const FINISH: &str = "WITH d AS (UPDATE webhook_deliveries SET attempts = $4, state = $9, \
+                   next_at = COALESCE($10, next_at), lease_until = NULL WHERE message_id = $3 AND endpoint_id = $1) \
+                 INSERT INTO webhook_attempts (endpoint_id, at_ms, message_id, attempt, event, status, error, latency_ms) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING";
+            let params: [&(dyn ToSql + Sync); 10] = [
+                &e_id,
+                &at,
+                &attempt.message_id,
+                &n,
+                &attempt.event,
+                &status,
+                &attempt.error,
+                &latency,
+                &state,
+                &next_at,
+            ];
+            return self.again_if_lost(|c| c.execute(FINISH, &params).map(|_| ()).map_err(StoreError::from));
+        }
         self.write(|tx, _| {
             tx.execute(
                 "UPDATE webhook_deliveries SET attempts = $3, state = $4, next_at = COALESCE($5, next_at), \

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use rampart_core::Service;
 use rampart_core::store::ClaimedDelivery;
 use rampart_core::webhooks::SendResult;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 use tokio::task::JoinSet;
 
 /// Attempts in flight at once, over every endpoint.
@@ -89,30 +89,40 @@ pub async fn run(service: Arc<Service>, options: WorkerOptions, mut stop: watch:
     };
     let total = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
     let per_endpoint: Arc<Mutex<HashMap<uuid::Uuid, Arc<Semaphore>>>> = Arc::default();
+    let queued = Arc::new(Notify::new());
+    let wake = queued.clone();
+    service.on_webhook_queued(move || wake.notify_one());
     let mut in_flight = JoinSet::new();
     loop {
         if *stop.borrow() {
             break;
         }
         while in_flight.try_join_next().is_some() {}
-        let room = total.available_permits();
-        let claimed = if room == 0 {
-            Vec::new()
-        } else {
-            let svc = service.clone();
-            match tokio::task::spawn_blocking(move || svc.claim_webhook_deliveries(room)).await {
-                Ok(Ok(claimed)) => claimed,
-                Ok(Err(e)) => {
-                    tracing::warn!(kind = e.kind().name(), "webhook queue unreadable; retrying");
-                    Vec::new()
-                }
-                Err(_) => Vec::new(),
+        // Claim in batches: while fewer than half the slots are free, wait for attempts to end.
+        if total.available_permits() < MAX_IN_FLIGHT / 2 {
+            tokio::select! {
+                _ = in_flight.join_next() => {}
+                r = stop.changed() => if r.is_err() { break },
             }
+            continue;
+        }
+        let room = total.available_permits();
+        let svc = service.clone();
+        let claimed = match tokio::task::spawn_blocking(move || svc.claim_webhook_deliveries(room)).await {
+            Ok(Ok(claimed)) => claimed,
+            Ok(Err(e)) => {
+                tracing::warn!(kind = e.kind().name(), "webhook queue unreadable; retrying");
+                Vec::new()
+            }
+            Err(_) => Vec::new(),
         };
         if claimed.is_empty() {
+            // Nothing due: look again after IDLE_POLL (messages other servers queue, retries
+            // coming due), or at once when this server queues one.
             tokio::select! {
                 _ = tokio::time::sleep(IDLE_POLL) => {}
-                _ = stop.changed() => {}
+                () = queued.notified() => {}
+                r = stop.changed() => if r.is_err() { break },
             }
             continue;
         }
