@@ -282,6 +282,42 @@ enum rampart_status
    */
   RAMPART_STATUS_TOO_MANY_WEBHOOK_ENDPOINTS = 44,
   /**
+   * 404 `invitation_not_found`: "Invitation not found or already used."
+   */
+  RAMPART_STATUS_INVITATION_NOT_FOUND = 45,
+  /**
+   * 410 `invitation_expired`: "Invitation has expired."
+   */
+  RAMPART_STATUS_INVITATION_EXPIRED = 46,
+  /**
+   * 401 `sign_in_failed`: "Email or password is wrong."
+   */
+  RAMPART_STATUS_SIGN_IN_FAILED = 47,
+  /**
+   * 401 `dashboard_session_required`: "Sign in to continue."
+   */
+  RAMPART_STATUS_DASHBOARD_SESSION_REQUIRED = 48,
+  /**
+   * 403 `role_forbidden`: "Your role cannot do this."
+   */
+  RAMPART_STATUS_ROLE_FORBIDDEN = 49,
+  /**
+   * 409 `last_owner`: "A team needs at least one owner."
+   */
+  RAMPART_STATUS_LAST_OWNER = 50,
+  /**
+   * 409 `member_exists`: "A member with this email already exists."
+   */
+  RAMPART_STATUS_MEMBER_EXISTS = 51,
+  /**
+   * 404 `member_not_found`: "Member not found."
+   */
+  RAMPART_STATUS_MEMBER_NOT_FOUND = 52,
+  /**
+   * 403 `csrf_failed`: "CSRF check failed."
+   */
+  RAMPART_STATUS_CSRF_FAILED = 53,
+  /**
    * 500 `panic`: a Rust panic was caught at the C boundary (a bug in Rampart, to report).
    * Not an error kind of the core; its message is the same as `RAMPART_STATUS_INTERNAL`'s.
    */

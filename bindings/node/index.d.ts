@@ -49,6 +49,15 @@ export type RampartErrorCode =
   | 'webhook_endpoint_not_found'
   | 'webhook_message_not_found'
   | 'too_many_webhook_endpoints'
+  | 'invitation_not_found'
+  | 'invitation_expired'
+  | 'sign_in_failed'
+  | 'dashboard_session_required'
+  | 'role_forbidden'
+  | 'last_owner'
+  | 'member_exists'
+  | 'member_not_found'
+  | 'csrf_failed'
   // A received webhook message that did not verify (`webhookVerify`; see `reason`), a 400.
   | 'webhook_verification_failed'
   // The widget's whole-call failures (`options_invalid`, `target_invalid`, `chain_unknown`,

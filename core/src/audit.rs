@@ -52,6 +52,8 @@ pub mod event {
     pub const WIDGET_SETTINGS_CHANGED: &str = "widget.settings_changed";
     /// The operator replaced the partner's keys.
     pub const KEYS_ROTATED: &str = "partner.keys_rotated";
+    /// A member rolled the secret key (`expiresIn`: now | 1h | 24h | 7d).
+    pub const KEY_ROLLED: &str = "partner.key_rolled";
     /// The partner's secrets were re-sealed under the current master key (`details.keyId`).
     pub const KEYS_REWRAPPED: &str = "keys.rewrapped";
 }

@@ -102,11 +102,29 @@ pub enum ErrorKind {
     WebhookMessageNotFound = 43,
     /// 409: the partner has 10 webhook endpoints already.
     TooManyWebhookEndpoints = 44,
+    /// 404: no invitation with this token (never issued, already used or revoked).
+    InvitationNotFound = 45,
+    /// 410: the invitation's 72 hours have passed.
+    InvitationExpired = 46,
+    /// 401: the dashboard sign-in's email or password is wrong (one answer for both).
+    SignInFailed = 47,
+    /// 401: no dashboard session, or it ended (30 minutes idle, sign-out, member removed).
+    DashboardSessionRequired = 48,
+    /// 403: the member's role may not make this change.
+    RoleForbidden = 49,
+    /// 409: the change would leave the team without an owner.
+    LastOwner = 50,
+    /// 409: a member with this email exists (in this team or another).
+    MemberExists = 51,
+    /// 404: no member or invitation with this id in the team.
+    MemberNotFound = 52,
+    /// 403: a dashboard change without the session's CSRF token or from another origin.
+    CsrfFailed = 53,
 }
 
 impl ErrorKind {
     /// Every kind, in numeric order.
-    pub const ALL: [ErrorKind; 44] = [
+    pub const ALL: [ErrorKind; 53] = [
         Self::Unauthorized,
         Self::PayloadTooLarge,
         Self::InvalidInput,
@@ -151,6 +169,15 @@ impl ErrorKind {
         Self::WebhookEndpointNotFound,
         Self::WebhookMessageNotFound,
         Self::TooManyWebhookEndpoints,
+        Self::InvitationNotFound,
+        Self::InvitationExpired,
+        Self::SignInFailed,
+        Self::DashboardSessionRequired,
+        Self::RoleForbidden,
+        Self::LastOwner,
+        Self::MemberExists,
+        Self::MemberNotFound,
+        Self::CsrfFailed,
     ];
 
     /// The stable snake_case name of the kind.
@@ -200,6 +227,15 @@ impl ErrorKind {
             Self::WebhookEndpointNotFound => "webhook_endpoint_not_found",
             Self::WebhookMessageNotFound => "webhook_message_not_found",
             Self::TooManyWebhookEndpoints => "too_many_webhook_endpoints",
+            Self::InvitationNotFound => "invitation_not_found",
+            Self::InvitationExpired => "invitation_expired",
+            Self::SignInFailed => "sign_in_failed",
+            Self::DashboardSessionRequired => "dashboard_session_required",
+            Self::RoleForbidden => "role_forbidden",
+            Self::LastOwner => "last_owner",
+            Self::MemberExists => "member_exists",
+            Self::MemberNotFound => "member_not_found",
+            Self::CsrfFailed => "csrf_failed",
         }
     }
 
@@ -212,7 +248,9 @@ impl ErrorKind {
             | Self::SessionExpired
             | Self::SignInRequired
             | Self::SignInCodeFailed
-            | Self::SignInCodeExpired => 401,
+            | Self::SignInCodeExpired
+            | Self::SignInFailed
+            | Self::DashboardSessionRequired => 401,
             Self::PayloadTooLarge => 413,
             Self::InvalidInput
             | Self::ContactIdRequired
@@ -226,8 +264,16 @@ impl ErrorKind {
             | Self::SandboxOnly
             | Self::WidgetNotApproved
             | Self::OriginNotAllowed
-            | Self::PurchaseHold => 403,
-            Self::AlreadyEnabled | Self::NotCreated | Self::NotEnabled | Self::TooManyWebhookEndpoints => 409,
+            | Self::PurchaseHold
+            | Self::RoleForbidden
+            | Self::CsrfFailed => 403,
+            Self::AlreadyEnabled
+            | Self::NotCreated
+            | Self::NotEnabled
+            | Self::TooManyWebhookEndpoints
+            | Self::LastOwner
+            | Self::MemberExists => 409,
+            Self::InvitationExpired => 410,
             Self::Locked => 423,
             Self::Throttled | Self::SignInThrottled => 429,
             Self::NotFound
@@ -235,7 +281,9 @@ impl ErrorKind {
             | Self::OrderNotFound
             | Self::ContactNotFound
             | Self::WebhookEndpointNotFound
-            | Self::WebhookMessageNotFound => 404,
+            | Self::WebhookMessageNotFound
+            | Self::InvitationNotFound
+            | Self::MemberNotFound => 404,
             Self::MethodNotAllowed => 405,
             Self::CreateFailed
             | Self::EnableFailed
@@ -297,6 +345,15 @@ impl ErrorKind {
             Self::WebhookEndpointNotFound => "Webhook endpoint not found",
             Self::WebhookMessageNotFound => "Webhook message not found",
             Self::TooManyWebhookEndpoints => "At most 10 webhook endpoints",
+            Self::InvitationNotFound => "Invitation not found or already used.",
+            Self::InvitationExpired => "Invitation has expired.",
+            Self::SignInFailed => "Email or password is wrong.",
+            Self::DashboardSessionRequired => "Sign in to continue.",
+            Self::RoleForbidden => "Your role cannot do this.",
+            Self::LastOwner => "A team needs at least one owner.",
+            Self::MemberExists => "A member with this email already exists.",
+            Self::MemberNotFound => "Member not found.",
+            Self::CsrfFailed => "CSRF check failed.",
         }
     }
 

@@ -19,8 +19,9 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, Prometheu
 
 use crate::ids::{ContactId, OrderId, PartnerId};
 use crate::store::{
-    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DeliveryNext, DeliveryRecord, Effects,
-    OrderRecord, PartnerRecord, SealedSample, SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DashboardSessionRecord, DeliveryNext,
+    DeliveryRecord, Effects, InvitationRecord, MemberRecord, OrderRecord, PartnerRecord, SealedSample, SessionRecord,
+    SignInRecord, Store, StoreError, TeamRecord, WebhookEndpointRecord,
 };
 
 /// Histogram buckets, in seconds: 0.5 ms to 5 s.
@@ -653,6 +654,38 @@ impl Store for Metered {
         limit: usize,
     ) -> Result<Vec<AuditRow>, StoreError> {
         self.watch("audit_events", self.inner.audit_events(partner, contact, after, limit))
+    }
+    fn team(&self, partner: &PartnerId) -> Result<TeamRecord, StoreError> {
+        self.watch("team", self.inner.team(partner))
+    }
+    fn update_team(
+        &self,
+        partner: &PartnerId,
+        f: &mut dyn FnMut(&mut TeamRecord, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.watch("update_team", self.inner.update_team(partner, f))
+    }
+    fn member_by_email(&self, email: &str) -> Result<Option<MemberRecord>, StoreError> {
+        self.watch("member_by_email", self.inner.member_by_email(email))
+    }
+    fn invitation_by_token(&self, token_hash: &[u8; 32]) -> Result<Option<InvitationRecord>, StoreError> {
+        self.watch("invitation_by_token", self.inner.invitation_by_token(token_hash))
+    }
+    fn insert_dashboard_session(&self, session: &DashboardSessionRecord) -> Result<(), StoreError> {
+        self.watch("insert_dashboard_session", self.inner.insert_dashboard_session(session))
+    }
+    fn update_dashboard_session(
+        &self,
+        token_hash: &[u8; 32],
+        f: &mut dyn FnMut(&mut DashboardSessionRecord) -> bool,
+    ) -> Result<Option<DashboardSessionRecord>, StoreError> {
+        self.watch("update_dashboard_session", self.inner.update_dashboard_session(token_hash, f))
+    }
+    fn delete_dashboard_session(&self, token_hash: &[u8; 32]) -> Result<bool, StoreError> {
+        self.watch("delete_dashboard_session", self.inner.delete_dashboard_session(token_hash))
+    }
+    fn delete_dashboard_sessions_idle_since(&self, before: u64) -> Result<u64, StoreError> {
+        self.watch("delete_dashboard_sessions_idle_since", self.inner.delete_dashboard_sessions_idle_since(before))
     }
     fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError> {
         self.watch("audit_heads", self.inner.audit_heads())

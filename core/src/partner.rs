@@ -15,7 +15,7 @@ use crate::audit::{Actor, details, event};
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::PartnerId;
 use crate::service::Service;
-use crate::store::PartnerRecord;
+use crate::store::{PartnerRecord, PreviousKey};
 pub use crate::vocab::Environment;
 
 /// Random bytes in the random part of a key (192 bits; the spec asks for at least 128).
@@ -36,6 +36,78 @@ impl SecretKey {
     pub fn expose(&self) -> &str {
         &self.0
     }
+
+    /// Its last 4 characters: all the dashboard shows of it afterwards (beside the
+    /// `sk_<environment>_` prefix).
+    pub fn last4(&self) -> String {
+        let start = self.0.len().saturating_sub(4);
+        self.0.get(start..).unwrap_or_default().to_owned()
+    }
+}
+
+/// How long a rolled secret key keeps working beside the new one (SPEC 11): the dashboard's
+/// four choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyOverlap {
+    /// The old key stops at once.
+    Now,
+    /// One hour.
+    Hour,
+    /// 24 hours.
+    Day,
+    /// 7 days.
+    Week,
+}
+
+impl KeyOverlap {
+    /// Every choice, in the dashboard's order.
+    pub const ALL: [Self; 4] = [Self::Now, Self::Hour, Self::Day, Self::Week];
+
+    /// `"now"`, `"1h"`, `"24h"` or `"7d"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Now => "now",
+            Self::Hour => "1h",
+            Self::Day => "24h",
+            Self::Week => "7d",
+        }
+    }
+
+    /// The overlap in seconds.
+    pub const fn secs(self) -> u64 {
+        match self {
+            Self::Now => 0,
+            Self::Hour => 3600,
+            Self::Day => 86_400,
+            Self::Week => 7 * 86_400,
+        }
+    }
+
+    /// Parse a choice; 400 naming `expiresIn` otherwise.
+    pub fn parse(text: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|o| o.as_str() == text)
+            .ok_or_else(|| Error::invalid_input("expiresIn", "must be one of now, 1h, 24h, 7d"))
+    }
+}
+
+/// A rolled secret key in its overlap, as callers see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreviousKeyInfo {
+    /// Its last 4 characters (`None` for a key issued before they were kept).
+    pub last4: Option<String>,
+    /// Unix seconds from which it is refused.
+    pub expires_at: u64,
+}
+
+/// What a roll hands out: the new secret key (shown once) and the old key's overlap.
+#[derive(Debug, Clone)]
+pub struct RolledKey {
+    /// The new secret key.
+    pub secret_key: SecretKey,
+    /// The old key, while it still works (`None` for a roll that ends it at once).
+    pub previous: Option<PreviousKeyInfo>,
 }
 
 impl fmt::Debug for SecretKey {
@@ -78,6 +150,10 @@ pub struct Partner {
     pub widget_origins: Vec<String>,
     /// An operator approved the production widget (sandbox widgets need no approval).
     pub widget_approved: bool,
+    /// The last 4 characters of the secret key (`None` for a key issued before they were kept).
+    pub secret_key_last4: Option<String>,
+    /// A rolled secret key that still works, until its expiry.
+    pub previous_key: Option<PreviousKeyInfo>,
 }
 
 impl From<PartnerRecord> for Partner {
@@ -92,6 +168,8 @@ impl From<PartnerRecord> for Partner {
             two_factor_waived: r.two_factor_waived,
             widget_origins: r.widget_origins,
             widget_approved: r.widget_approved,
+            secret_key_last4: r.secret_key_last4,
+            previous_key: r.previous_key.map(|k| PreviousKeyInfo { last4: k.last4, expires_at: k.expires_at }),
         }
     }
 }
@@ -195,13 +273,15 @@ impl Service {
             created_at: self.now(),
             widget_origins: Vec::new(),
             widget_approved: false,
+            secret_key_last4: Some(creds.secret_key.last4()),
+            previous_key: None,
         };
         self.store().insert_partner(&record).map_err(Self::internal)?;
         Ok(creds)
     }
 
     /// Replace a partner's secret and publishable keys (an operator action, audit-logged). The
-    /// old keys stop working at once.
+    /// old keys stop working at once, a rolled key still in its overlap too.
     pub fn rotate_keys(&self, operator: &str, partner: &PartnerId) -> Result<PartnerCredentials> {
         let actor = Self::operator(operator)?;
         self.partner_record(partner)?;
@@ -211,6 +291,8 @@ impl Service {
             .update_partner(partner, &mut |p, effects| match new_keys(p.id, p.environment) {
                 Ok((creds, hash)) => {
                     p.secret_key_hash = hash;
+                    p.secret_key_last4 = Some(creds.secret_key.last4());
+                    p.previous_key = None;
                     p.publishable_key = creds.publishable_key.clone();
                     issued = Some(Ok(creds));
                     effects.audit(self.draft(&actor, event::KEYS_ROTATED, None, Map::new()));
@@ -223,6 +305,48 @@ impl Service {
             })
             .map_err(Self::internal)?;
         // After the change: lookups that read the old key before it cannot store it any more.
+        self.auth_cache().clear();
+        if !found {
+            return Err(ErrorKind::PartnerNotFound.into());
+        }
+        issued.unwrap_or_else(|| Err(ErrorKind::Internal.into()))
+    }
+
+    /// Roll the partner's secret key (SPEC 11, the dashboard's "Roll secret key"): a new key
+    /// works at once and is returned, to show once; the old one keeps working until `overlap`
+    /// from now (or stops at once for [`KeyOverlap::Now`]). A partner holds at most two secret
+    /// keys: a key still in the overlap of an earlier roll stops now. The publishable key stays.
+    /// Audited `partner.key_rolled` (`expiresIn`) as `actor` (the dashboard's member; the
+    /// caller decides who may roll).
+    pub fn roll_secret_key(&self, actor: &Actor, partner: &PartnerId, overlap: KeyOverlap) -> Result<RolledKey> {
+        let now = self.now();
+        let mut issued = None;
+        let found = self
+            .store()
+            .update_partner(partner, &mut |p, effects| match new_keys(p.id, p.environment) {
+                Ok((creds, hash)) => {
+                    let previous = (overlap != KeyOverlap::Now).then(|| PreviousKey {
+                        hash: p.secret_key_hash,
+                        last4: p.secret_key_last4.clone(),
+                        expires_at: now.saturating_add(overlap.secs()),
+                    });
+                    let info =
+                        previous.as_ref().map(|k| PreviousKeyInfo { last4: k.last4.clone(), expires_at: k.expires_at });
+                    p.previous_key = previous;
+                    p.secret_key_hash = hash;
+                    p.secret_key_last4 = Some(creds.secret_key.last4());
+                    let d = details([("expiresIn", Value::from(overlap.as_str()))]);
+                    effects.audit(self.draft(actor, event::KEY_ROLLED, None, d));
+                    issued = Some(Ok(RolledKey { secret_key: creds.secret_key.clone(), previous: info }));
+                    true
+                }
+                Err(e) => {
+                    issued = Some(Err(e));
+                    false
+                }
+            })
+            .map_err(Self::internal)?;
+        // A key cached before the roll is looked up again, with its expiry.
         self.auth_cache().clear();
         if !found {
             return Err(ErrorKind::PartnerNotFound.into());
@@ -256,7 +380,8 @@ impl Service {
                 return Err(unauthorized());
             }
             let hash = secret_key_hash(bearer);
-            let generation = match self.auth_cache().get(&hash) {
+            let now = self.now();
+            let generation = match self.auth_cache().get(&hash, now) {
                 Ok(partner_id) => return Ok(Authenticated { partner_id, method: AuthMethod::SecretKey }),
                 Err(generation) => generation,
             };
@@ -266,7 +391,16 @@ impl Service {
                 .map_err(Self::internal)?
                 .filter(|p| p.environment == env)
                 .ok_or_else(unauthorized)?;
-            self.auth_cache().insert(hash, partner.id, generation);
+            // The current key, or a rolled one until its expiry (refused from that second on).
+            let until = if partner.secret_key_hash == hash {
+                None
+            } else {
+                match &partner.previous_key {
+                    Some(k) if k.hash == hash && now < k.expires_at => Some(k.expires_at),
+                    _ => return Err(unauthorized()),
+                }
+            };
+            self.auth_cache().insert(hash, partner.id, until, generation);
             return Ok(Authenticated { partner_id: partner.id, method: AuthMethod::SecretKey });
         }
         let Some(key) = self.jwt_key() else {
@@ -445,7 +579,9 @@ pub(crate) struct AuthCache {
 #[derive(Default)]
 struct AuthEntries {
     generation: u64,
-    by_hash: HashMap<[u8; 32], (PartnerId, Instant)>,
+    /// The partner, when it was remembered, and (for a rolled key) the Unix second from which
+    /// the key is refused.
+    by_hash: HashMap<[u8; 32], (PartnerId, Instant, Option<u64>)>,
 }
 
 /// Most keys remembered at once.
@@ -460,15 +596,16 @@ impl AuthCache {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The partner whose key hashes to `hash`, if remembered and fresh; otherwise the
-    /// generation to hand to [`insert`](Self::insert) after asking the store.
-    pub(crate) fn get(&self, hash: &[u8; 32]) -> std::result::Result<PartnerId, u64> {
+    /// The partner whose key hashes to `hash`, if remembered, fresh and (for a rolled key) not
+    /// expired at `now`; otherwise the generation to hand to [`insert`](Self::insert) after
+    /// asking the store.
+    pub(crate) fn get(&self, hash: &[u8; 32], now: u64) -> std::result::Result<PartnerId, u64> {
         if self.ttl.is_zero() {
             return Err(0);
         }
         let mut inner = self.inner();
         match inner.by_hash.get(hash) {
-            Some(&(partner, at)) if at.elapsed() < self.ttl => Ok(partner),
+            Some(&(partner, at, until)) if at.elapsed() < self.ttl && until.is_none_or(|u| now < u) => Ok(partner),
             Some(_) => {
                 inner.by_hash.remove(hash);
                 Err(inner.generation)
@@ -478,7 +615,7 @@ impl AuthCache {
     }
 
     /// Remember a store answer, unless the cache was cleared since `generation` was read.
-    pub(crate) fn insert(&self, hash: [u8; 32], partner: PartnerId, generation: u64) {
+    pub(crate) fn insert(&self, hash: [u8; 32], partner: PartnerId, until: Option<u64>, generation: u64) {
         if self.ttl.is_zero() {
             return;
         }
@@ -489,7 +626,7 @@ impl AuthCache {
         if inner.by_hash.len() >= AUTH_CACHE_CAPACITY {
             inner.by_hash.clear();
         }
-        inner.by_hash.insert(hash, (partner, Instant::now()));
+        inner.by_hash.insert(hash, (partner, Instant::now(), until));
     }
 
     /// Forget every key, and every lookup still in flight.

@@ -44,6 +44,80 @@ impl fmt::Display for Environment {
     }
 }
 
+/// A partner team member's role in the dashboard (SPEC 11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// Everything, the team included.
+    Owner,
+    /// Keys, widget settings and webhooks; reads everything else.
+    Developer,
+    /// Reads only.
+    Viewer,
+}
+
+impl Role {
+    /// `"owner"`, `"developer"` or `"viewer"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Owner => "owner",
+            Self::Developer => "developer",
+            Self::Viewer => "viewer",
+        }
+    }
+}
+
+impl FromStr for Role {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "owner" => Ok(Self::Owner),
+            "developer" => Ok(Self::Developer),
+            "viewer" => Ok(Self::Viewer),
+            _ => Err(Error::invalid_input("role", "must be owner, developer or viewer")),
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How far a dashboard session has come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionStage {
+    /// The password was right; the authenticator code is next.
+    Password,
+    /// The member has a password but no authenticator yet: only its setup is open.
+    Setup,
+    /// Signed in.
+    SignedIn,
+}
+
+impl SessionStage {
+    /// `"password"`, `"setup"` or `"signed_in"`, as stored.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Password => "password",
+            Self::Setup => "setup",
+            Self::SignedIn => "signed_in",
+        }
+    }
+}
+
+impl FromStr for SessionStage {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "password" => Ok(Self::Password),
+            "setup" => Ok(Self::Setup),
+            "signed_in" => Ok(Self::SignedIn),
+            _ => Err(Error::invalid_input("stage", "must be password, setup or signed_in")),
+        }
+    }
+}
+
 /// The leading bytes of a sealed value that name its key: the format version and the key id.
 /// Stores group sealed values by them to find the key ids in use.
 pub const KEY_HEADER_LEN: usize = 1 + 4;

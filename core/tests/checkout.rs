@@ -13,9 +13,9 @@ use rampart_core::checkout::{SESSION_IDLE_SECS, SIGN_IN_CODE_TTL_SECS};
 use rampart_core::ids::OrderId;
 use rampart_core::lifecycle;
 use rampart_core::store::{
-    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DeliveryNext, DeliveryRecord, Effects,
-    FaultyStore, OrderRecord, OrderStatus, PartnerRecord, SessionRecord, SignInRecord, Store, StoreError,
-    WebhookEndpointRecord,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DashboardSessionRecord, DeliveryNext,
+    DeliveryRecord, Effects, FaultyStore, InvitationRecord, MemberRecord, OrderRecord, OrderStatus, PartnerRecord,
+    SessionRecord, SignInRecord, Store, StoreError, TeamRecord, WebhookEndpointRecord,
 };
 use rampart_core::widget::WidgetConfig;
 use rampart_core::{
@@ -1275,6 +1275,46 @@ impl Store for Trip {
     ) -> Result<Vec<AuditRow>, StoreError> {
         self.check("audit_events")?;
         self.inner.audit_events(p, c, after, limit)
+    }
+    fn team(&self, p: &PartnerId) -> Result<TeamRecord, StoreError> {
+        self.check("team")?;
+        self.inner.team(p)
+    }
+    fn update_team(
+        &self,
+        p: &PartnerId,
+        f: &mut dyn FnMut(&mut TeamRecord, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.check("update_team")?;
+        self.inner.update_team(p, f)
+    }
+    fn member_by_email(&self, email: &str) -> Result<Option<MemberRecord>, StoreError> {
+        self.check("member_by_email")?;
+        self.inner.member_by_email(email)
+    }
+    fn invitation_by_token(&self, h: &[u8; 32]) -> Result<Option<InvitationRecord>, StoreError> {
+        self.check("invitation_by_token")?;
+        self.inner.invitation_by_token(h)
+    }
+    fn insert_dashboard_session(&self, s: &DashboardSessionRecord) -> Result<(), StoreError> {
+        self.check("insert_dashboard_session")?;
+        self.inner.insert_dashboard_session(s)
+    }
+    fn update_dashboard_session(
+        &self,
+        h: &[u8; 32],
+        f: &mut dyn FnMut(&mut DashboardSessionRecord) -> bool,
+    ) -> Result<Option<DashboardSessionRecord>, StoreError> {
+        self.check("update_dashboard_session")?;
+        self.inner.update_dashboard_session(h, f)
+    }
+    fn delete_dashboard_session(&self, h: &[u8; 32]) -> Result<bool, StoreError> {
+        self.check("delete_dashboard_session")?;
+        self.inner.delete_dashboard_session(h)
+    }
+    fn delete_dashboard_sessions_idle_since(&self, before: u64) -> Result<u64, StoreError> {
+        self.check("delete_dashboard_sessions_idle_since")?;
+        self.inner.delete_dashboard_sessions_idle_since(before)
     }
     fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError> {
         self.check("audit_heads")?;

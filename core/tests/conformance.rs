@@ -80,6 +80,8 @@ fn partner_record(byte: u8) -> PartnerRecord {
         created_at: 7,
         widget_origins: Vec::new(),
         widget_approved: false,
+        secret_key_last4: None,
+        previous_key: None,
     }
 }
 
@@ -157,6 +159,7 @@ fn store_contacts(b: Backend) {
         recovery_failures: 4,
         recovery_last_failure_at: Some(u64::from(u32::MAX) + 9),
         hold_until: Some(1_900_000_000),
+        member: true,
     };
     s.update_contact(&p, &c, &mut |r, _| {
         *r = full.clone();

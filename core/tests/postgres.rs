@@ -349,6 +349,8 @@ impl World {
                 created_at: T0,
                 widget_origins: Vec::new(),
                 widget_approved: false,
+                secret_key_last4: None,
+                previous_key: None,
             };
             store.store.insert_partner(&record).unwrap();
             for (email, c) in EMAILS {

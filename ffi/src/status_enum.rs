@@ -107,6 +107,24 @@ pub enum rampart_status {
     RAMPART_STATUS_WEBHOOK_MESSAGE_NOT_FOUND = 43,
     /// 409 `too_many_webhook_endpoints`: "At most 10 webhook endpoints"
     RAMPART_STATUS_TOO_MANY_WEBHOOK_ENDPOINTS = 44,
+    /// 404 `invitation_not_found`: "Invitation not found or already used."
+    RAMPART_STATUS_INVITATION_NOT_FOUND = 45,
+    /// 410 `invitation_expired`: "Invitation has expired."
+    RAMPART_STATUS_INVITATION_EXPIRED = 46,
+    /// 401 `sign_in_failed`: "Email or password is wrong."
+    RAMPART_STATUS_SIGN_IN_FAILED = 47,
+    /// 401 `dashboard_session_required`: "Sign in to continue."
+    RAMPART_STATUS_DASHBOARD_SESSION_REQUIRED = 48,
+    /// 403 `role_forbidden`: "Your role cannot do this."
+    RAMPART_STATUS_ROLE_FORBIDDEN = 49,
+    /// 409 `last_owner`: "A team needs at least one owner."
+    RAMPART_STATUS_LAST_OWNER = 50,
+    /// 409 `member_exists`: "A member with this email already exists."
+    RAMPART_STATUS_MEMBER_EXISTS = 51,
+    /// 404 `member_not_found`: "Member not found."
+    RAMPART_STATUS_MEMBER_NOT_FOUND = 52,
+    /// 403 `csrf_failed`: "CSRF check failed."
+    RAMPART_STATUS_CSRF_FAILED = 53,
     /// 500 `panic`: a Rust panic was caught at the C boundary (a bug in Rampart, to report).
     /// Not an error kind of the core; its message is the same as `RAMPART_STATUS_INTERNAL`'s.
     RAMPART_STATUS_PANIC = 255,
@@ -160,6 +178,15 @@ impl rampart_status {
             ErrorKind::WebhookEndpointNotFound => Self::RAMPART_STATUS_WEBHOOK_ENDPOINT_NOT_FOUND,
             ErrorKind::WebhookMessageNotFound => Self::RAMPART_STATUS_WEBHOOK_MESSAGE_NOT_FOUND,
             ErrorKind::TooManyWebhookEndpoints => Self::RAMPART_STATUS_TOO_MANY_WEBHOOK_ENDPOINTS,
+            ErrorKind::InvitationNotFound => Self::RAMPART_STATUS_INVITATION_NOT_FOUND,
+            ErrorKind::InvitationExpired => Self::RAMPART_STATUS_INVITATION_EXPIRED,
+            ErrorKind::SignInFailed => Self::RAMPART_STATUS_SIGN_IN_FAILED,
+            ErrorKind::DashboardSessionRequired => Self::RAMPART_STATUS_DASHBOARD_SESSION_REQUIRED,
+            ErrorKind::RoleForbidden => Self::RAMPART_STATUS_ROLE_FORBIDDEN,
+            ErrorKind::LastOwner => Self::RAMPART_STATUS_LAST_OWNER,
+            ErrorKind::MemberExists => Self::RAMPART_STATUS_MEMBER_EXISTS,
+            ErrorKind::MemberNotFound => Self::RAMPART_STATUS_MEMBER_NOT_FOUND,
+            ErrorKind::CsrfFailed => Self::RAMPART_STATUS_CSRF_FAILED,
             _ => Self::RAMPART_STATUS_INTERNAL,
         }
     }
@@ -212,6 +239,15 @@ impl rampart_status {
             42 => Some(Self::RAMPART_STATUS_WEBHOOK_ENDPOINT_NOT_FOUND),
             43 => Some(Self::RAMPART_STATUS_WEBHOOK_MESSAGE_NOT_FOUND),
             44 => Some(Self::RAMPART_STATUS_TOO_MANY_WEBHOOK_ENDPOINTS),
+            45 => Some(Self::RAMPART_STATUS_INVITATION_NOT_FOUND),
+            46 => Some(Self::RAMPART_STATUS_INVITATION_EXPIRED),
+            47 => Some(Self::RAMPART_STATUS_SIGN_IN_FAILED),
+            48 => Some(Self::RAMPART_STATUS_DASHBOARD_SESSION_REQUIRED),
+            49 => Some(Self::RAMPART_STATUS_ROLE_FORBIDDEN),
+            50 => Some(Self::RAMPART_STATUS_LAST_OWNER),
+            51 => Some(Self::RAMPART_STATUS_MEMBER_EXISTS),
+            52 => Some(Self::RAMPART_STATUS_MEMBER_NOT_FOUND),
+            53 => Some(Self::RAMPART_STATUS_CSRF_FAILED),
             255 => Some(Self::RAMPART_STATUS_PANIC),
             _ => None,
         }

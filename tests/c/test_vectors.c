@@ -234,6 +234,15 @@ static const struct {
     {RAMPART_STATUS_WEBHOOK_ENDPOINT_NOT_FOUND, "webhook_endpoint_not_found"},
     {RAMPART_STATUS_WEBHOOK_MESSAGE_NOT_FOUND, "webhook_message_not_found"},
     {RAMPART_STATUS_TOO_MANY_WEBHOOK_ENDPOINTS, "too_many_webhook_endpoints"},
+    {RAMPART_STATUS_INVITATION_NOT_FOUND, "invitation_not_found"},
+    {RAMPART_STATUS_INVITATION_EXPIRED, "invitation_expired"},
+    {RAMPART_STATUS_SIGN_IN_FAILED, "sign_in_failed"},
+    {RAMPART_STATUS_DASHBOARD_SESSION_REQUIRED, "dashboard_session_required"},
+    {RAMPART_STATUS_ROLE_FORBIDDEN, "role_forbidden"},
+    {RAMPART_STATUS_LAST_OWNER, "last_owner"},
+    {RAMPART_STATUS_MEMBER_EXISTS, "member_exists"},
+    {RAMPART_STATUS_MEMBER_NOT_FOUND, "member_not_found"},
+    {RAMPART_STATUS_CSRF_FAILED, "csrf_failed"},
 };
 #define HEADER_STATUS_COUNT (sizeof HEADER_STATUSES / sizeof HEADER_STATUSES[0])
 

@@ -23,15 +23,22 @@ fn class_name(kind: ErrorKind) -> &'static str {
         | K::SessionExpired
         | K::SignInRequired
         | K::SignInCodeFailed
-        | K::SignInCodeExpired => "AuthenticationError",
+        | K::SignInCodeExpired
+        | K::SignInFailed
+        | K::DashboardSessionRequired => "AuthenticationError",
         K::MustDisableFirst
         | K::AlreadyEnabled
         | K::NotCreated
         | K::NotEnabled
         | K::TwoFactorRequired
         | K::PurchaseHold
-        | K::TooManyWebhookEndpoints => "ConflictError",
-        K::SandboxOnly | K::WidgetNotApproved | K::OriginNotAllowed => "ForbiddenError",
+        | K::TooManyWebhookEndpoints
+        | K::LastOwner
+        | K::MemberExists
+        | K::InvitationExpired => "ConflictError",
+        K::SandboxOnly | K::WidgetNotApproved | K::OriginNotAllowed | K::RoleForbidden | K::CsrfFailed => {
+            "ForbiddenError"
+        }
         K::Locked => "LockedError",
         K::Throttled | K::SignInThrottled => "ThrottledError",
         K::NotFound
@@ -40,7 +47,9 @@ fn class_name(kind: ErrorKind) -> &'static str {
         | K::OrderNotFound
         | K::ContactNotFound
         | K::WebhookEndpointNotFound
-        | K::WebhookMessageNotFound => "NotFoundError",
+        | K::WebhookMessageNotFound
+        | K::InvitationNotFound
+        | K::MemberNotFound => "NotFoundError",
         K::PurchasesUnavailable | K::SignInUnavailable => "UnavailableError",
         K::Config => "ConfigError",
         _ => "StorageError",

@@ -4,8 +4,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{
-    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DeliveryNext, DeliveryRecord, Effects,
-    MemoryStore, OrderRecord, PartnerRecord, SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DashboardSessionRecord, DeliveryNext,
+    DeliveryRecord, Effects, InvitationRecord, MemberRecord, MemoryStore, OrderRecord, PartnerRecord, SessionRecord,
+    SignInRecord, Store, StoreError, TeamRecord, WebhookEndpointRecord,
 };
 use crate::ids::{ContactId, OrderId, PartnerId};
 
@@ -339,6 +340,61 @@ impl<S: Store> Store for FaultyStore<S> {
     ) -> Result<Vec<AuditRow>, StoreError> {
         self.read()?;
         self.inner.audit_events(partner, contact, after, limit)
+    }
+
+    fn team(&self, partner: &PartnerId) -> Result<TeamRecord, StoreError> {
+        self.read()?;
+        self.inner.team(partner)
+    }
+
+    fn update_team(
+        &self,
+        partner: &PartnerId,
+        f: &mut dyn FnMut(&mut TeamRecord, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.read()?;
+        self.update(|g| self.inner.update_team(partner, g), f)
+    }
+
+    fn member_by_email(&self, email: &str) -> Result<Option<MemberRecord>, StoreError> {
+        self.read()?;
+        self.inner.member_by_email(email)
+    }
+
+    fn invitation_by_token(&self, token_hash: &[u8; 32]) -> Result<Option<InvitationRecord>, StoreError> {
+        self.read()?;
+        self.inner.invitation_by_token(token_hash)
+    }
+
+    fn insert_dashboard_session(&self, session: &DashboardSessionRecord) -> Result<(), StoreError> {
+        self.write()?;
+        self.inner.insert_dashboard_session(session)
+    }
+
+    fn update_dashboard_session(
+        &self,
+        token_hash: &[u8; 32],
+        f: &mut dyn FnMut(&mut DashboardSessionRecord) -> bool,
+    ) -> Result<Option<DashboardSessionRecord>, StoreError> {
+        self.read()?;
+        // As for widget sessions: a write fault strikes at commit, after the change is computed.
+        let failing = self.write().is_err();
+        let mut wanted = false;
+        let after = self.inner.update_dashboard_session(token_hash, &mut |rec| {
+            wanted = f(rec);
+            wanted && !failing
+        })?;
+        if wanted { self.write().map(|()| after) } else { Ok(after) }
+    }
+
+    fn delete_dashboard_session(&self, token_hash: &[u8; 32]) -> Result<bool, StoreError> {
+        self.write()?;
+        self.inner.delete_dashboard_session(token_hash)
+    }
+
+    fn delete_dashboard_sessions_idle_since(&self, before: u64) -> Result<u64, StoreError> {
+        self.write()?;
+        self.inner.delete_dashboard_sessions_idle_since(before)
     }
 
     fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError> {

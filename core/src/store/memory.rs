@@ -5,8 +5,9 @@ use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::{
-    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DeliveryNext, DeliveryRecord, Effects,
-    OrderRecord, PartnerRecord, SessionRecord, SignInRecord, Store, StoreError, WebhookEndpointRecord,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DashboardSessionRecord, DeliveryNext,
+    DeliveryRecord, Effects, InvitationRecord, MemberRecord, OrderRecord, PartnerRecord, SessionRecord, SignInRecord,
+    Store, StoreError, TeamRecord, WebhookEndpointRecord,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -29,6 +30,8 @@ struct Inner {
     leases: HashMap<(String, uuid::Uuid), u64>,
     /// Attempts by endpoint, oldest first.
     attempts: HashMap<uuid::Uuid, Vec<AttemptRecord>>,
+    teams: HashMap<PartnerId, TeamRecord>,
+    dashboard_sessions: HashMap<[u8; 32], DashboardSessionRecord>,
 }
 
 /// A store in process memory; one lock makes every update atomic.
@@ -110,7 +113,12 @@ impl Store for MemoryStore {
     }
 
     fn partner_by_secret_key_hash(&self, hash: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError> {
-        Ok(self.lock().partners.values().find(|p| &p.secret_key_hash == hash).cloned())
+        let inner = self.lock();
+        let found = inner
+            .partners
+            .values()
+            .find(|p| &p.secret_key_hash == hash || p.previous_key.as_ref().is_some_and(|k| &k.hash == hash));
+        Ok(found.cloned())
     }
 
     fn partner_by_publishable_key(&self, key: &str) -> Result<Option<PartnerRecord>, StoreError> {
@@ -199,7 +207,7 @@ impl Store for MemoryStore {
             .lock()
             .contacts
             .iter()
-            .filter(|((p, _), r)| p == partner && r.kyc_passed && !r.enabled)
+            .filter(|((p, _), r)| p == partner && r.kyc_passed && !r.enabled && !r.member)
             .map(|((_, c), _)| *c)
             .collect())
     }
@@ -469,6 +477,93 @@ impl Store for MemoryStore {
             .take(limit)
             .cloned()
             .collect())
+    }
+
+    fn team(&self, partner: &PartnerId) -> Result<TeamRecord, StoreError> {
+        Ok(self.lock().teams.get(partner).cloned().unwrap_or_default())
+    }
+
+    fn update_team(
+        &self,
+        partner: &PartnerId,
+        f: &mut dyn FnMut(&mut TeamRecord, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError> {
+        let mut inner = self.lock();
+        if !inner.partners.contains_key(partner) {
+            return Ok(false);
+        }
+        let mut team = inner.teams.get(partner).cloned().unwrap_or_default();
+        let mut effects = Effects::default();
+        if !f(&mut team, &mut effects) {
+            inner.write_effects(partner, &effects)?;
+            return Ok(true);
+        }
+        let taken = |m: &MemberRecord| {
+            inner.teams.iter().any(|(p, t)| p != partner && t.members.iter().any(|o| o.email == m.email))
+        };
+        let mut emails: Vec<&str> = team.members.iter().map(|m| m.email.as_str()).collect();
+        emails.sort_unstable();
+        emails.dedup();
+        if team.members.iter().any(taken) || emails.len() != team.members.len() {
+            return Err(StoreError::Conflict("member email already exists"));
+        }
+        let tokens = |t: &TeamRecord| t.invitations.iter().map(|i| i.token_hash).collect::<Vec<_>>();
+        let clash = team
+            .invitations
+            .iter()
+            .any(|i| inner.teams.iter().any(|(p, t)| p != partner && tokens(t).contains(&i.token_hash)));
+        if clash {
+            return Err(StoreError::Conflict("invitation token already exists"));
+        }
+        inner.write_effects(partner, &effects)?;
+        let ids: Vec<uuid::Uuid> = team.members.iter().map(|m| m.id).collect();
+        inner.dashboard_sessions.retain(|_, s| s.partner_id != *partner || ids.contains(&s.member_id));
+        inner.teams.insert(*partner, team);
+        Ok(true)
+    }
+
+    fn member_by_email(&self, email: &str) -> Result<Option<MemberRecord>, StoreError> {
+        let inner = self.lock();
+        Ok(inner.teams.values().flat_map(|t| &t.members).find(|m| m.email == email).cloned())
+    }
+
+    fn invitation_by_token(&self, token_hash: &[u8; 32]) -> Result<Option<InvitationRecord>, StoreError> {
+        let inner = self.lock();
+        Ok(inner.teams.values().flat_map(|t| &t.invitations).find(|i| &i.token_hash == token_hash).cloned())
+    }
+
+    fn insert_dashboard_session(&self, session: &DashboardSessionRecord) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        if inner.dashboard_sessions.contains_key(&session.token_hash) {
+            return Err(StoreError::Conflict("session token already exists"));
+        }
+        inner.dashboard_sessions.insert(session.token_hash, session.clone());
+        Ok(())
+    }
+
+    fn update_dashboard_session(
+        &self,
+        token_hash: &[u8; 32],
+        f: &mut dyn FnMut(&mut DashboardSessionRecord) -> bool,
+    ) -> Result<Option<DashboardSessionRecord>, StoreError> {
+        let mut inner = self.lock();
+        let Some(current) = inner.dashboard_sessions.get(token_hash) else { return Ok(None) };
+        let mut next = current.clone();
+        if f(&mut next) {
+            inner.dashboard_sessions.insert(*token_hash, next.clone());
+        }
+        Ok(Some(next))
+    }
+
+    fn delete_dashboard_session(&self, token_hash: &[u8; 32]) -> Result<bool, StoreError> {
+        Ok(self.lock().dashboard_sessions.remove(token_hash).is_some())
+    }
+
+    fn delete_dashboard_sessions_idle_since(&self, before: u64) -> Result<u64, StoreError> {
+        let mut inner = self.lock();
+        let was = inner.dashboard_sessions.len();
+        inner.dashboard_sessions.retain(|_, s| s.last_seen_at >= before);
+        Ok((was - inner.dashboard_sessions.len()) as u64)
     }
 
     fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError> {

@@ -24,7 +24,7 @@ pub use memory::MemoryStore;
 pub use sqlite::{SqliteOptions, SqliteStore};
 
 use crate::ids::{ContactId, OrderId, PartnerId};
-use crate::vocab::Environment;
+use crate::vocab::{Environment, Role, SessionStage};
 
 pub use crate::chain::{AuditDraft, AuditHead, AuditRow};
 use crate::vocab::{Field, KEY_HEADER_LEN};
@@ -84,7 +84,10 @@ impl Effects {
     /// Record an audit event, and its webhook message when it is one of
     /// [`AUDITED_WEBHOOK_EVENTS`]: one call, so no change can record one and forget the other.
     pub fn audit(&mut self, draft: AuditDraft) {
-        if AUDITED_WEBHOOK_EVENTS.contains(&draft.event) {
+        // A team member's own 2FA (the dashboard's sign-in) is audited but is no contact's
+        // event: no webhook.
+        let members_own = matches!(draft.actor, crate::chain::Actor::Member(_));
+        if AUDITED_WEBHOOK_EVENTS.contains(&draft.event) && !members_own {
             let mut data = serde_json::Map::new();
             if let Some(contact) = &draft.contact_id {
                 data.insert("contactId".into(), serde_json::Value::String(contact.to_string()));
@@ -239,6 +242,29 @@ pub struct PartnerRecord {
     pub widget_origins: Vec<String>,
     /// An operator approved the partner's production widget.
     pub widget_approved: bool,
+    /// The last 4 characters of the secret key, what the dashboard shows of it (`None` for a
+    /// key issued before they were kept).
+    pub secret_key_last4: Option<String>,
+    /// A rolled secret key that still works until [`previous_key_expires_at`](Self::previous_key_expires_at):
+    /// its SHA-256, and its last 4 characters.
+    pub previous_key: Option<PreviousKey>,
+}
+
+/// A rolled secret key in its overlap (SPEC 11): it keeps working until `expires_at`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PreviousKey {
+    /// SHA-256 of the key.
+    pub hash: [u8; 32],
+    /// Its last 4 characters.
+    pub last4: Option<String>,
+    /// Unix seconds from which it is refused.
+    pub expires_at: u64,
+}
+
+impl fmt::Debug for PreviousKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PreviousKey").field("expires_at", &self.expires_at).finish_non_exhaustive()
+    }
 }
 
 impl fmt::Debug for PartnerRecord {
@@ -250,6 +276,7 @@ impl fmt::Debug for PartnerRecord {
             .field("two_factor_waived", &self.two_factor_waived)
             .field("widget_origins", &self.widget_origins)
             .field("widget_approved", &self.widget_approved)
+            .field("previous_key", &self.previous_key)
             .finish_non_exhaustive()
     }
 }
@@ -282,6 +309,9 @@ pub struct ContactRecord {
     /// Until when the contact may not purchase (Unix seconds), after a disable by recovery
     /// code or an operator reset.
     pub hold_until: Option<u64>,
+    /// The record is a team member's own 2FA (keyed by the member's id), not a contact's:
+    /// the contact API never reads or changes it and the contact lists never count it.
+    pub member: bool,
 }
 
 /// A contact's set of recovery codes as stored: an id and, per code, its SHA-256 and whether it
@@ -436,6 +466,108 @@ impl fmt::Debug for SealedSample {
     }
 }
 
+/// A member of a partner's dashboard team (SPEC 11). Their 2FA is a [`ContactRecord`] keyed
+/// by the member's id with `member` set.
+#[derive(Clone, PartialEq, Eq)]
+pub struct MemberRecord {
+    /// Id (a UUID), also the key of the member's 2FA record.
+    pub id: uuid::Uuid,
+    /// The partner whose team it is.
+    pub partner_id: PartnerId,
+    /// Sign-in email, normalised (trimmed, lower case); unique over every team.
+    pub email: String,
+    /// Role.
+    pub role: Role,
+    /// The password's Argon2id hash (PHC string).
+    pub password_hash: String,
+    /// Unix seconds.
+    pub created_at: u64,
+    /// Consecutive wrong passwords (the SPEC 2 throttle).
+    pub failures: u32,
+    /// When the last wrong password came (Unix seconds).
+    pub last_failure_at: Option<u64>,
+}
+
+impl fmt::Debug for MemberRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemberRecord")
+            .field("id", &self.id)
+            .field("partner_id", &self.partner_id)
+            .field("role", &self.role)
+            .field("failures", &self.failures)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A pending invitation to a team: only the SHA-256 of its one-time token is stored.
+#[derive(Clone, PartialEq, Eq)]
+pub struct InvitationRecord {
+    /// Id (a UUID), to revoke it by.
+    pub id: uuid::Uuid,
+    /// SHA-256 of the token in the link.
+    pub token_hash: [u8; 32],
+    /// The partner whose team it is.
+    pub partner_id: PartnerId,
+    /// The invited email, normalised.
+    pub email: String,
+    /// The role the member will have.
+    pub role: Role,
+    /// Who invited (an audit actor: `operator:<name>` or `member:<id>`).
+    pub invited_by: String,
+    /// Unix seconds.
+    pub created_at: u64,
+    /// Unix seconds from which it is refused (72 h after `created_at`).
+    pub expires_at: u64,
+}
+
+impl fmt::Debug for InvitationRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InvitationRecord")
+            .field("id", &self.id)
+            .field("partner_id", &self.partner_id)
+            .field("role", &self.role)
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A partner's team: its members (oldest first) and pending invitations (oldest first).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TeamRecord {
+    /// Members.
+    pub members: Vec<MemberRecord>,
+    /// Invitations not yet accepted.
+    pub invitations: Vec<InvitationRecord>,
+}
+
+/// A dashboard session as stored: only the SHA-256 of its cookie's token.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DashboardSessionRecord {
+    /// SHA-256 of the session token (the key).
+    pub token_hash: [u8; 32],
+    /// The member's partner.
+    pub partner_id: PartnerId,
+    /// The member.
+    pub member_id: uuid::Uuid,
+    /// How far sign-in has come.
+    pub stage: SessionStage,
+    /// Unix seconds.
+    pub created_at: u64,
+    /// Unix seconds of the last use; the session ends 30 minutes after it.
+    pub last_seen_at: u64,
+}
+
+impl fmt::Debug for DashboardSessionRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DashboardSessionRecord")
+            .field("partner_id", &self.partner_id)
+            .field("member_id", &self.member_id)
+            .field("stage", &self.stage)
+            .field("last_seen_at", &self.last_seen_at)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A widget session as stored: only the SHA-256 of its bearer token, never the token.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SessionRecord {
@@ -579,7 +711,8 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// A partner by id.
     fn partner(&self, id: &PartnerId) -> Result<Option<PartnerRecord>, StoreError>;
 
-    /// A partner by the SHA-256 of its secret key.
+    /// A partner by the SHA-256 of its secret key, or of its rolled key still in its overlap
+    /// ([`PartnerRecord::previous_key`]; the caller checks the expiry).
     fn partner_by_secret_key_hash(&self, hash: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError>;
 
     /// A partner by its publishable key.
@@ -798,6 +931,45 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// How many deliveries are pending, over every partner (`rampart_webhook_queue_depth`).
     fn webhook_queue_depth(&self) -> Result<u64, StoreError>;
+
+    /// A partner's team (empty for an unknown partner).
+    fn team(&self, partner: &PartnerId) -> Result<TeamRecord, StoreError>;
+
+    /// Atomically read a partner's team, let `f` change it (members and invitations added,
+    /// removed, changed) and write it, with the change's [`Effects`]. `f` returns whether to
+    /// write. Returns `false` when there is no such partner (and `f` is not called). Changes of
+    /// one team are serialized, so a rule checked in `f` (the last owner) holds. The dashboard
+    /// sessions of members no longer in the team end in the same transaction.
+    /// [`StoreError::Conflict`] when a member's email belongs to another team's member.
+    fn update_team(
+        &self,
+        partner: &PartnerId,
+        f: &mut dyn FnMut(&mut TeamRecord, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError>;
+
+    /// The member with this (normalised) email, in any team.
+    fn member_by_email(&self, email: &str) -> Result<Option<MemberRecord>, StoreError>;
+
+    /// The invitation whose token hashes to `token_hash`.
+    fn invitation_by_token(&self, token_hash: &[u8; 32]) -> Result<Option<InvitationRecord>, StoreError>;
+
+    /// Store a new dashboard session; [`StoreError::Conflict`] if its token hash is taken.
+    fn insert_dashboard_session(&self, session: &DashboardSessionRecord) -> Result<(), StoreError>;
+
+    /// Atomically read, change and write a dashboard session. `f` returns whether to write; it
+    /// must not change `token_hash`. Returns the record as it stands after `f`, or `None` when
+    /// there is no such session (and `f` is not called).
+    fn update_dashboard_session(
+        &self,
+        token_hash: &[u8; 32],
+        f: &mut dyn FnMut(&mut DashboardSessionRecord) -> bool,
+    ) -> Result<Option<DashboardSessionRecord>, StoreError>;
+
+    /// Remove a dashboard session; `false` when there was none.
+    fn delete_dashboard_session(&self, token_hash: &[u8; 32]) -> Result<bool, StoreError>;
+
+    /// Remove every dashboard session last seen before `before`; how many went.
+    fn delete_dashboard_sessions_idle_since(&self, before: u64) -> Result<u64, StoreError>;
 
     /// Every partner's audit head (last `seq` and `hash`), in partner id order.
     fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError>;

@@ -56,13 +56,14 @@ use sha2::{Digest, Sha256};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{
-    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DeliveryNext, DeliveryRecord, Effects,
-    OrderRecord, OrderStatus, PartnerRecord, RecoveryCodeSet, SealedSample, SessionRecord, SignInRecord, Store,
-    StoreError, WebhookEndpointRecord, WebhookEvent,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DashboardSessionRecord, DeliveryNext,
+    DeliveryRecord, Effects, InvitationRecord, MemberRecord, OrderRecord, OrderStatus, PartnerRecord, PreviousKey,
+    RecoveryCodeSet, SealedSample, SessionRecord, SignInRecord, Store, StoreError, TeamRecord, WebhookEndpointRecord,
+    WebhookEvent,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
-use crate::vocab::Environment;
+use crate::vocab::{Environment, Role, SessionStage};
 use crate::vocab::{Field, KEY_HEADER_LEN};
 
 /// The TLS connector: rustls on ring, trusting the CA certificates in the PEM file `roots`, or
@@ -305,6 +306,48 @@ const MIGRATIONS: &[&str] = &[
         latency_ms BIGINT NOT NULL,
         PRIMARY KEY (endpoint_id, at_ms, message_id, attempt)
     );",
+    // 5: the partner dashboard (SPEC 11): a rolled secret key's overlap and the keys' last 4
+    // characters; team members (their 2FA is a contacts row marked `member`), invitations
+    // (token hashes only) and dashboard sessions (token hashes only).
+    "ALTER TABLE partners ADD COLUMN secret_key_last4 TEXT;
+    ALTER TABLE partners ADD COLUMN previous_secret_key_hash BYTEA;
+    ALTER TABLE partners ADD COLUMN previous_key_last4 TEXT;
+    ALTER TABLE partners ADD COLUMN previous_key_expires_at BIGINT;
+    CREATE UNIQUE INDEX partners_previous_secret_key ON partners (previous_secret_key_hash)
+        WHERE previous_secret_key_hash IS NOT NULL;
+    ALTER TABLE contacts ADD COLUMN member BOOLEAN NOT NULL DEFAULT false;
+    CREATE TABLE team_members (
+        id BYTEA PRIMARY KEY,
+        partner_id BYTEA NOT NULL,
+        email TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL CHECK (role IN ('owner', 'developer', 'viewer')),
+        password_hash TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        failures BIGINT NOT NULL DEFAULT 0,
+        last_failure_at BIGINT
+    );
+    CREATE INDEX team_members_by_partner ON team_members (partner_id, created_at, id);
+    CREATE TABLE team_invitations (
+        id BYTEA PRIMARY KEY,
+        token_hash BYTEA NOT NULL UNIQUE,
+        partner_id BYTEA NOT NULL,
+        email TEXT NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('owner', 'developer', 'viewer')),
+        invited_by TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+    );
+    CREATE INDEX team_invitations_by_partner ON team_invitations (partner_id, created_at, id);
+    CREATE TABLE dashboard_sessions (
+        token_hash BYTEA PRIMARY KEY,
+        partner_id BYTEA NOT NULL,
+        member_id BYTEA NOT NULL,
+        stage TEXT NOT NULL CHECK (stage IN ('password', 'setup', 'signed_in')),
+        created_at BIGINT NOT NULL,
+        last_seen_at BIGINT NOT NULL
+    );
+    CREATE INDEX dashboard_sessions_by_partner ON dashboard_sessions (partner_id, member_id);
+    CREATE INDEX dashboard_sessions_last_seen ON dashboard_sessions (last_seen_at);",
 ];
 
 /// The schema version whose migration moves the operator log into the audit chains.
@@ -317,6 +360,7 @@ const MIGRATION_CHANGED: &[&str] = &[
     "schema_migrations: version 2 was applied from SQL other than this library's (checksum differs)",
     "schema_migrations: version 3 was applied from SQL other than this library's (checksum differs)",
     "schema_migrations: version 4 was applied from SQL other than this library's (checksum differs)",
+    "schema_migrations: version 5 was applied from SQL other than this library's (checksum differs)",
 ];
 
 const _: () = assert!(MIGRATION_CHANGED.len() == MIGRATIONS.len());
@@ -728,8 +772,8 @@ macro_rules! update_contact_sql {
     () => {
         "UPDATE contacts SET kyc_passed = $3, enabled = $4, secret = $5, pending = $6, \
          pending_created_at = $7, last_step = $8, failures = $9, last_failure_at = $10, \
-         recovery_codes = $11, recovery_failures = $12, recovery_last_failure_at = $13, hold_until = $14 \
-         WHERE partner_id = $1 AND contact_id = $2"
+         recovery_codes = $11, recovery_failures = $12, recovery_last_failure_at = $13, hold_until = $14, \
+         member = $15 WHERE partner_id = $1 AND contact_id = $2"
     };
 }
 
@@ -737,13 +781,13 @@ macro_rules! update_contact_sql {
 const UPDATE_CONTACT: &str = update_contact_sql!();
 
 /// The parameters of [`UPDATE_CONTACT`]: the key and the record's columns.
-const CONTACT_FIELDS: usize = 14;
+const CONTACT_FIELDS: usize = 15;
 
 /// [`UPDATE_CONTACT`] with its audit events, in one statement: lock the partner's head, insert
 /// the rows linked to it and to each other (each hash finished from [`chain::canonical_prefix`]
 /// with the previous row's hash and the next `seq`, as the chain rule makes it), move the head.
 /// Answers one row, the head's, when the partner exists. `drafts` (1 or 2: an enable writes
-/// `2fa.enabled` and `recovery_codes.issued`) take 7 parameters each after the record's 14.
+/// `2fa.enabled` and `recovery_codes.issued`) take 7 parameters each after the record's 15.
 fn update_contact_audited_sql(drafts: usize) -> String {
     let mut sql = format!(
         "WITH contact AS ({UPDATE_CONTACT}), \
@@ -1148,7 +1192,8 @@ impl Drop for PostgresStore {
 macro_rules! partner_columns {
     () => {
         "id, name, environment, secret_key_hash, publishable_key, widget_text, widget_button_url, \
-         two_factor_waived, created_at, widget_origins, widget_approved"
+         two_factor_waived, created_at, widget_origins, widget_approved, secret_key_last4, \
+         previous_secret_key_hash, previous_key_last4, previous_key_expires_at"
     };
 }
 
@@ -1168,17 +1213,33 @@ fn partner_from_row(row: &Row) -> Result<PartnerRecord, StoreError> {
         widget_origins: serde_json::from_str(row.try_get(9)?)
             .map_err(|_| StoreError::Corrupt("partner widget origins are not a list of origins"))?,
         widget_approved: row.try_get(10)?,
+        secret_key_last4: row.try_get(11)?,
+        previous_key: match (opt_bytes(row, 12, "stored hash is not 32 bytes")?, opt_time(row, 14)?) {
+            (Some(hash), Some(expires_at)) => Some(PreviousKey { hash, last4: row.try_get(13)?, expires_at }),
+            _ => None,
+        },
     })
 }
 
 fn write_partner(client: &mut impl Sql, p: &PartnerRecord, insert: bool) -> Result<(), StoreError> {
     let sql = if insert {
-        concat!("INSERT INTO partners (", partner_columns!(), ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)")
+        concat!(
+            "INSERT INTO partners (",
+            partner_columns!(),
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+        )
     } else {
         "UPDATE partners SET name = $2, environment = $3, secret_key_hash = $4, publishable_key = $5, \
          widget_text = $6, widget_button_url = $7, two_factor_waived = $8, created_at = $9, \
-         widget_origins = $10, widget_approved = $11 WHERE id = $1"
+         widget_origins = $10, widget_approved = $11, secret_key_last4 = $12, previous_secret_key_hash = $13, \
+         previous_key_last4 = $14, previous_key_expires_at = $15 WHERE id = $1"
     };
+    let previous = p.previous_key.as_ref();
+    let (previous_hash, previous_last4, previous_expires) = (
+        previous.map(|k| k.hash.as_slice()),
+        previous.and_then(|k| k.last4.clone()),
+        previous.map(|k| to_sql_u64(k.expires_at)),
+    );
     let origins = serde_json::to_string(&p.widget_origins).map_err(|e| StoreError::Backend(Box::new(e)))?;
     client
         .execute(
@@ -1195,6 +1256,10 @@ fn write_partner(client: &mut impl Sql, p: &PartnerRecord, insert: bool) -> Resu
                 &to_sql_u64(p.created_at),
                 &origins,
                 &p.widget_approved,
+                &p.secret_key_last4,
+                &previous_hash,
+                &previous_last4,
+                &previous_expires,
             ],
         )
         .map_err(conflict("partner id or key already exists"))?;
@@ -1205,7 +1270,7 @@ fn write_partner(client: &mut impl Sql, p: &PartnerRecord, insert: bool) -> Resu
 macro_rules! contact_columns {
     () => {
         "kyc_passed, enabled, secret, pending, pending_created_at, last_step, failures, last_failure_at, \
-         recovery_codes, recovery_failures, recovery_last_failure_at, hold_until"
+         recovery_codes, recovery_failures, recovery_last_failure_at, hold_until, member"
     };
 }
 
@@ -1223,6 +1288,7 @@ fn contact_from_row(row: &Row) -> Result<ContactRecord, StoreError> {
         recovery_failures: count(row, 9)?,
         recovery_last_failure_at: opt_time(row, 10)?,
         hold_until: opt_time(row, 11)?,
+        member: row.try_get(12)?,
     })
 }
 
@@ -1266,6 +1332,152 @@ fn write_session(client: &mut impl Sql, key: &[u8; 32], s: &SessionRecord, inser
                 &s.email,
                 &s.contact_id.as_ref().map(|c| c.as_bytes().as_slice()),
                 &s.two_factor_at.map(to_sql_u64),
+            ],
+        )
+        .map_err(conflict("session token already exists"))?;
+    Ok(())
+}
+
+/// A text column parsed by `FromStr` (an enum as stored).
+fn enum_col<T: std::str::FromStr>(row: &Row, idx: usize, what: &'static str) -> Result<T, StoreError> {
+    row.try_get::<_, &str>(idx)?.parse().map_err(|_| StoreError::Corrupt(what))
+}
+
+/// Team member columns, in [`member_from_row`]'s order.
+macro_rules! member_columns {
+    () => {
+        "id, partner_id, email, role, password_hash, created_at, failures, last_failure_at"
+    };
+}
+
+fn member_from_row(row: &Row) -> Result<MemberRecord, StoreError> {
+    Ok(MemberRecord {
+        id: id(row, 0)?,
+        partner_id: id(row, 1)?,
+        email: row.try_get(2)?,
+        role: enum_col::<Role>(row, 3, "unknown member role")?,
+        password_hash: row.try_get(4)?,
+        created_at: time(row, 5)?,
+        failures: count(row, 6)?,
+        last_failure_at: opt_time(row, 7)?,
+    })
+}
+
+/// Invitation columns, in [`invitation_from_row`]'s order.
+macro_rules! invitation_columns {
+    () => {
+        "id, token_hash, partner_id, email, role, invited_by, created_at, expires_at"
+    };
+}
+
+fn invitation_from_row(row: &Row) -> Result<InvitationRecord, StoreError> {
+    Ok(InvitationRecord {
+        id: id(row, 0)?,
+        token_hash: hash(row, 1)?,
+        partner_id: id(row, 2)?,
+        email: row.try_get(3)?,
+        role: enum_col::<Role>(row, 4, "unknown invitation role")?,
+        invited_by: row.try_get(5)?,
+        created_at: time(row, 6)?,
+        expires_at: time(row, 7)?,
+    })
+}
+
+const SELECT_MEMBERS: &str =
+    concat!("SELECT ", member_columns!(), " FROM team_members WHERE partner_id = $1 ORDER BY created_at, id");
+const SELECT_INVITATIONS: &str =
+    concat!("SELECT ", invitation_columns!(), " FROM team_invitations WHERE partner_id = $1 ORDER BY created_at, id");
+
+fn select_team(client: &mut impl Sql, p: &[u8]) -> Result<TeamRecord, StoreError> {
+    Ok(TeamRecord {
+        members: all(client, SELECT_MEMBERS, &[&p], member_from_row)?,
+        invitations: all(client, SELECT_INVITATIONS, &[&p], invitation_from_row)?,
+    })
+}
+
+/// Replace a partner's team rows with `team`, and end the sessions of members no longer in it.
+fn write_team(tx: &mut impl Sql, p: &[u8], team: &TeamRecord) -> Result<(), StoreError> {
+    tx.execute("DELETE FROM team_members WHERE partner_id = $1", &[&p])?;
+    tx.execute("DELETE FROM team_invitations WHERE partner_id = $1", &[&p])?;
+    for m in &team.members {
+        tx.execute(
+            concat!("INSERT INTO team_members (", member_columns!(), ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"),
+            &[
+                &m.id.as_bytes().as_slice(),
+                &p,
+                &m.email,
+                &m.role.as_str(),
+                &m.password_hash,
+                &to_sql_u64(m.created_at),
+                &i64::from(m.failures),
+                &m.last_failure_at.map(to_sql_u64),
+            ],
+        )
+        .map_err(conflict("member email already exists"))?;
+    }
+    for i in &team.invitations {
+        tx.execute(
+            concat!(
+                "INSERT INTO team_invitations (",
+                invitation_columns!(),
+                ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+            ),
+            &[
+                &i.id.as_bytes().as_slice(),
+                &i.token_hash.as_slice(),
+                &p,
+                &i.email,
+                &i.role.as_str(),
+                &i.invited_by,
+                &to_sql_u64(i.created_at),
+                &to_sql_u64(i.expires_at),
+            ],
+        )
+        .map_err(conflict("invitation token already exists"))?;
+    }
+    tx.execute(
+        "DELETE FROM dashboard_sessions WHERE partner_id = $1 \
+         AND member_id NOT IN (SELECT id FROM team_members WHERE partner_id = $1)",
+        &[&p],
+    )?;
+    Ok(())
+}
+
+/// Dashboard session columns, in [`dashboard_session_from_row`]'s order.
+macro_rules! dashboard_session_columns {
+    () => {
+        "token_hash, partner_id, member_id, stage, created_at, last_seen_at"
+    };
+}
+
+fn dashboard_session_from_row(row: &Row) -> Result<DashboardSessionRecord, StoreError> {
+    Ok(DashboardSessionRecord {
+        token_hash: hash(row, 0)?,
+        partner_id: id(row, 1)?,
+        member_id: id(row, 2)?,
+        stage: enum_col::<SessionStage>(row, 3, "unknown dashboard session stage")?,
+        created_at: time(row, 4)?,
+        last_seen_at: time(row, 5)?,
+    })
+}
+
+fn write_dashboard_session(client: &mut impl Sql, s: &DashboardSessionRecord, insert: bool) -> Result<(), StoreError> {
+    let sql = if insert {
+        concat!("INSERT INTO dashboard_sessions (", dashboard_session_columns!(), ") VALUES ($1, $2, $3, $4, $5, $6)")
+    } else {
+        "UPDATE dashboard_sessions SET partner_id = $2, member_id = $3, stage = $4, created_at = $5, \
+         last_seen_at = $6 WHERE token_hash = $1"
+    };
+    client
+        .execute(
+            sql,
+            &[
+                &s.token_hash.as_slice(),
+                &s.partner_id.as_bytes().as_slice(),
+                &s.member_id.as_bytes().as_slice(),
+                &s.stage.as_str(),
+                &to_sql_u64(s.created_at),
+                &to_sql_u64(s.last_seen_at),
             ],
         )
         .map_err(conflict("session token already exists"))?;
@@ -1411,7 +1623,13 @@ impl Store for PostgresStore {
     }
 
     fn partner_by_secret_key_hash(&self, hash: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError> {
-        let sql = concat!("SELECT ", partner_columns!(), " FROM partners WHERE secret_key_hash = $1");
+        let sql = concat!(
+            "SELECT ",
+            partner_columns!(),
+            " FROM partners WHERE secret_key_hash = $1 UNION ALL SELECT ",
+            partner_columns!(),
+            " FROM partners WHERE previous_secret_key_hash = $1 LIMIT 1"
+        );
         self.again_if_lost(|c| one(c, sql, &[&hash.as_slice()], partner_from_row))
     }
 
@@ -1557,6 +1775,7 @@ impl Store for PostgresStore {
                 &recovery_failures,
                 &recovery_failed_at,
                 &hold_until,
+                &record.member,
             ];
             match effects.audit.as_slice() {
                 // The usual audited change, one event: the record, the row and the head in one
@@ -1576,7 +1795,7 @@ impl Store for PostgresStore {
 
     fn kyc_contacts_without_2fa(&self, partner: &PartnerId) -> Result<Vec<ContactId>, StoreError> {
         let sql = "SELECT contact_id FROM contacts WHERE partner_id = $1 AND kyc_passed AND NOT enabled \
-                   ORDER BY contact_id";
+                   AND NOT member ORDER BY contact_id";
         self.again_if_lost(|c| all(c, sql, &[&partner.as_bytes().as_slice()], |r| id(r, 0)))
     }
 
@@ -1994,6 +2213,81 @@ impl Store for PostgresStore {
                 audit_row_from_row,
             ),
         })
+    }
+
+    fn team(&self, partner: &PartnerId) -> Result<TeamRecord, StoreError> {
+        let p = partner.as_bytes().as_slice();
+        self.again_if_lost(|c| select_team(c, p))
+    }
+
+    fn update_team(
+        &self,
+        partner: &PartnerId,
+        f: &mut dyn FnMut(&mut TeamRecord, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError> {
+        let p = partner.as_bytes().as_slice();
+        self.write(|tx, ran| {
+            // The partner's row lock serializes changes of its team.
+            if one(tx, LOCK_PARTNER, &[&p], partner_from_row)?.is_none() {
+                return Ok(Finish::Rollback(false));
+            }
+            let mut team = select_team(tx, p)?;
+            let (write, effects) = run_with_effects(ran, f, &mut team);
+            if !write && effects.is_empty() {
+                return Ok(Finish::Rollback(true));
+            }
+            if write {
+                write_team(tx, p, &team)?;
+            }
+            write_effects(tx, partner, &effects)?;
+            Ok(Finish::Commit(true))
+        })
+    }
+
+    fn member_by_email(&self, email: &str) -> Result<Option<MemberRecord>, StoreError> {
+        let sql = concat!("SELECT ", member_columns!(), " FROM team_members WHERE email = $1");
+        self.again_if_lost(|c| one(c, sql, &[&email], member_from_row))
+    }
+
+    fn invitation_by_token(&self, token_hash: &[u8; 32]) -> Result<Option<InvitationRecord>, StoreError> {
+        let sql = concat!("SELECT ", invitation_columns!(), " FROM team_invitations WHERE token_hash = $1");
+        self.again_if_lost(|c| one(c, sql, &[&token_hash.as_slice()], invitation_from_row))
+    }
+
+    fn insert_dashboard_session(&self, session: &DashboardSessionRecord) -> Result<(), StoreError> {
+        write_dashboard_session(&mut *self.conn()?, session, true)
+    }
+
+    fn update_dashboard_session(
+        &self,
+        token_hash: &[u8; 32],
+        f: &mut dyn FnMut(&mut DashboardSessionRecord) -> bool,
+    ) -> Result<Option<DashboardSessionRecord>, StoreError> {
+        const LOCK: &str = concat!(
+            "SELECT ",
+            dashboard_session_columns!(),
+            " FROM dashboard_sessions WHERE token_hash = $1 FOR UPDATE"
+        );
+        self.write(|tx, ran| {
+            let Some(mut record) = one(tx, LOCK, &[&token_hash.as_slice()], dashboard_session_from_row)? else {
+                return Ok(Finish::Rollback(None));
+            };
+            if !run(ran, f, &mut record) {
+                return Ok(Finish::Rollback(Some(record)));
+            }
+            write_dashboard_session(tx, &record, false)?;
+            Ok(Finish::Commit(Some(record)))
+        })
+    }
+
+    fn delete_dashboard_session(&self, token_hash: &[u8; 32]) -> Result<bool, StoreError> {
+        let sql = "DELETE FROM dashboard_sessions WHERE token_hash = $1";
+        Ok(self.conn()?.execute(sql, &[&token_hash.as_slice()])? > 0)
+    }
+
+    fn delete_dashboard_sessions_idle_since(&self, before: u64) -> Result<u64, StoreError> {
+        let sql = "DELETE FROM dashboard_sessions WHERE last_seen_at < $1";
+        Ok(self.conn()?.execute(sql, &[&to_sql_u64(before)])?)
     }
 
     fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError> {

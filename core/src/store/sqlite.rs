@@ -18,14 +18,15 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::{
-    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DeliveryNext, DeliveryRecord, Effects,
-    OrderRecord, OrderStatus, PartnerRecord, RecoveryCodeSet, SealedSample, SessionRecord, SignInRecord, Store,
-    StoreError, WebhookEndpointRecord, WebhookEvent,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DashboardSessionRecord, DeliveryNext,
+    DeliveryRecord, Effects, InvitationRecord, MemberRecord, OrderRecord, OrderStatus, PartnerRecord, PreviousKey,
+    RecoveryCodeSet, SealedSample, SessionRecord, SignInRecord, Store, StoreError, TeamRecord, WebhookEndpointRecord,
+    WebhookEvent,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
-use crate::vocab::Environment;
 use crate::vocab::Field;
+use crate::vocab::{Environment, Role, SessionStage};
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -217,6 +218,48 @@ const MIGRATIONS: &[&str] = &[
         latency_ms INTEGER NOT NULL,
         PRIMARY KEY (endpoint_id, at_ms, message_id, attempt)
     ) WITHOUT ROWID;",
+    // 7: the partner dashboard (SPEC 11): a rolled secret key's overlap and the keys' last 4
+    // characters; team members (their 2FA is a contacts row marked `member`), invitations
+    // (token hashes only) and dashboard sessions (token hashes only).
+    "ALTER TABLE partners ADD COLUMN secret_key_last4 TEXT;
+    ALTER TABLE partners ADD COLUMN previous_secret_key_hash BLOB;
+    ALTER TABLE partners ADD COLUMN previous_key_last4 TEXT;
+    ALTER TABLE partners ADD COLUMN previous_key_expires_at INTEGER;
+    CREATE UNIQUE INDEX partners_previous_secret_key ON partners (previous_secret_key_hash)
+        WHERE previous_secret_key_hash IS NOT NULL;
+    ALTER TABLE contacts ADD COLUMN member INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE team_members (
+        id BLOB PRIMARY KEY NOT NULL,
+        partner_id BLOB NOT NULL,
+        email TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL CHECK (role IN ('owner', 'developer', 'viewer')),
+        password_hash TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        failures INTEGER NOT NULL DEFAULT 0,
+        last_failure_at INTEGER
+    ) WITHOUT ROWID;
+    CREATE INDEX team_members_by_partner ON team_members (partner_id, created_at, id);
+    CREATE TABLE team_invitations (
+        id BLOB PRIMARY KEY NOT NULL,
+        token_hash BLOB NOT NULL UNIQUE,
+        partner_id BLOB NOT NULL,
+        email TEXT NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('owner', 'developer', 'viewer')),
+        invited_by TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX team_invitations_by_partner ON team_invitations (partner_id, created_at, id);
+    CREATE TABLE dashboard_sessions (
+        token_hash BLOB PRIMARY KEY NOT NULL,
+        partner_id BLOB NOT NULL,
+        member_id BLOB NOT NULL,
+        stage TEXT NOT NULL CHECK (stage IN ('password', 'setup', 'signed_in')),
+        created_at INTEGER NOT NULL,
+        last_seen_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX dashboard_sessions_by_partner ON dashboard_sessions (partner_id, member_id);
+    CREATE INDEX dashboard_sessions_last_seen ON dashboard_sessions (last_seen_at);",
 ];
 
 /// The schema version whose migration moves the operator log into the audit chains.
@@ -487,7 +530,8 @@ impl Drop for Lease<'_> {
 macro_rules! partner_columns {
     () => {
         "id, name, environment, secret_key_hash, publishable_key, widget_text, widget_button_url, \
-         two_factor_waived, created_at, widget_origins, widget_approved"
+         two_factor_waived, created_at, widget_origins, widget_approved, secret_key_last4, \
+         previous_secret_key_hash, previous_key_last4, previous_key_expires_at"
     };
 }
 
@@ -509,6 +553,13 @@ fn partner_from_row(row: &Row<'_>) -> rusqlite::Result<PartnerRecord> {
         widget_origins: serde_json::from_str(&row.get::<_, String>(9)?)
             .map_err(|e| rusqlite::Error::FromSqlConversionFailure(9, rusqlite::types::Type::Text, Box::new(e)))?,
         widget_approved: row.get(10)?,
+        secret_key_last4: row.get(11)?,
+        previous_key: match (row.get::<_, Option<[u8; 32]>>(12)?, row.get::<_, Option<i64>>(14)?) {
+            (Some(hash), Some(expires_at)) => {
+                Some(PreviousKey { hash, last4: row.get(13)?, expires_at: from_sql_u64(expires_at)? })
+            }
+            _ => None,
+        },
     })
 }
 
@@ -516,7 +567,7 @@ fn partner_from_row(row: &Row<'_>) -> rusqlite::Result<PartnerRecord> {
 macro_rules! contact_columns {
     () => {
         "kyc_passed, enabled, secret, pending, pending_created_at, last_step, failures, last_failure_at, \
-         recovery_codes, recovery_failures, recovery_last_failure_at, hold_until"
+         recovery_codes, recovery_failures, recovery_last_failure_at, hold_until, member"
     };
 }
 
@@ -540,6 +591,7 @@ fn contact_from_row(row: &Row<'_>) -> rusqlite::Result<ContactRecord> {
         recovery_failures: row.get(9)?,
         recovery_last_failure_at: opt_u64(10)?,
         hold_until: opt_u64(11)?,
+        member: row.get(12)?,
     })
 }
 
@@ -641,6 +693,168 @@ fn write_webhooks(
     Ok(())
 }
 
+/// A text column parsed by `FromStr` (an enum as stored).
+fn enum_col<T: std::str::FromStr>(row: &Row<'_>, idx: usize, what: &'static str) -> rusqlite::Result<T> {
+    row.get::<_, String>(idx)?.parse().map_err(|_| corrupt(idx, what))
+}
+
+/// Team member columns, in [`member_from_row`]'s order.
+macro_rules! member_columns {
+    () => {
+        "id, partner_id, email, role, password_hash, created_at, failures, last_failure_at"
+    };
+}
+
+fn member_from_row(row: &Row<'_>) -> rusqlite::Result<MemberRecord> {
+    Ok(MemberRecord {
+        id: uuid_col(row, 0)?,
+        partner_id: uuid_col(row, 1)?,
+        email: row.get(2)?,
+        role: enum_col::<Role>(row, 3, "unknown member role")?,
+        password_hash: row.get(4)?,
+        created_at: from_sql_u64(row.get(5)?)?,
+        failures: row.get(6)?,
+        last_failure_at: opt_u64_col(row, 7)?,
+    })
+}
+
+/// Invitation columns, in [`invitation_from_row`]'s order.
+macro_rules! invitation_columns {
+    () => {
+        "id, token_hash, partner_id, email, role, invited_by, created_at, expires_at"
+    };
+}
+
+fn invitation_from_row(row: &Row<'_>) -> rusqlite::Result<InvitationRecord> {
+    Ok(InvitationRecord {
+        id: uuid_col(row, 0)?,
+        token_hash: row.get(1)?,
+        partner_id: uuid_col(row, 2)?,
+        email: row.get(3)?,
+        role: enum_col::<Role>(row, 4, "unknown invitation role")?,
+        invited_by: row.get(5)?,
+        created_at: from_sql_u64(row.get(6)?)?,
+        expires_at: from_sql_u64(row.get(7)?)?,
+    })
+}
+
+fn select_team(conn: &Connection, partner: &PartnerId) -> rusqlite::Result<TeamRecord> {
+    let members = conn
+        .prepare_cached(concat!(
+            "SELECT ",
+            member_columns!(),
+            " FROM team_members WHERE partner_id = ?1 ORDER BY created_at, id"
+        ))?
+        .query_map([partner.as_bytes()], member_from_row)?
+        .collect::<rusqlite::Result<_>>()?;
+    let invitations = conn
+        .prepare_cached(concat!(
+            "SELECT ",
+            invitation_columns!(),
+            " FROM team_invitations WHERE partner_id = ?1 ORDER BY created_at, id"
+        ))?
+        .query_map([partner.as_bytes()], invitation_from_row)?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(TeamRecord { members, invitations })
+}
+
+/// Replace a partner's team rows with `team`, and end the sessions of members no longer in it.
+fn write_team(tx: &rusqlite::Transaction<'_>, partner: &PartnerId, team: &TeamRecord) -> Result<(), StoreError> {
+    let taken = |e: rusqlite::Error, what: &'static str| {
+        if is_unique_violation(&e) { StoreError::Conflict(what) } else { e.into() }
+    };
+    tx.prepare_cached("DELETE FROM team_members WHERE partner_id = ?1")?.execute([partner.as_bytes()])?;
+    tx.prepare_cached("DELETE FROM team_invitations WHERE partner_id = ?1")?.execute([partner.as_bytes()])?;
+    let mut insert = tx.prepare_cached(concat!(
+        "INSERT INTO team_members (",
+        member_columns!(),
+        ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+    ))?;
+    for m in &team.members {
+        insert
+            .execute(params![
+                m.id.as_bytes(),
+                partner.as_bytes(),
+                m.email,
+                m.role.as_str(),
+                m.password_hash,
+                to_sql_u64(m.created_at),
+                m.failures,
+                m.last_failure_at.map(to_sql_u64),
+            ])
+            .map_err(|e| taken(e, "member email already exists"))?;
+    }
+    let mut insert = tx.prepare_cached(concat!(
+        "INSERT INTO team_invitations (",
+        invitation_columns!(),
+        ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+    ))?;
+    for i in &team.invitations {
+        insert
+            .execute(params![
+                i.id.as_bytes(),
+                i.token_hash,
+                partner.as_bytes(),
+                i.email,
+                i.role.as_str(),
+                i.invited_by,
+                to_sql_u64(i.created_at),
+                to_sql_u64(i.expires_at),
+            ])
+            .map_err(|e| taken(e, "invitation token already exists"))?;
+    }
+    tx.prepare_cached(
+        "DELETE FROM dashboard_sessions WHERE partner_id = ?1 \
+         AND member_id NOT IN (SELECT id FROM team_members WHERE partner_id = ?1)",
+    )?
+    .execute([partner.as_bytes()])?;
+    Ok(())
+}
+
+/// Dashboard session columns, in [`dashboard_session_from_row`]'s order.
+macro_rules! dashboard_session_columns {
+    () => {
+        "token_hash, partner_id, member_id, stage, created_at, last_seen_at"
+    };
+}
+
+fn dashboard_session_from_row(row: &Row<'_>) -> rusqlite::Result<DashboardSessionRecord> {
+    Ok(DashboardSessionRecord {
+        token_hash: row.get(0)?,
+        partner_id: uuid_col(row, 1)?,
+        member_id: uuid_col(row, 2)?,
+        stage: enum_col::<SessionStage>(row, 3, "unknown dashboard session stage")?,
+        created_at: from_sql_u64(row.get(4)?)?,
+        last_seen_at: from_sql_u64(row.get(5)?)?,
+    })
+}
+
+fn write_dashboard_session(
+    tx: &rusqlite::Transaction<'_>,
+    s: &DashboardSessionRecord,
+    insert: bool,
+) -> Result<(), StoreError> {
+    let sql = if insert {
+        concat!("INSERT INTO dashboard_sessions (", dashboard_session_columns!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+    } else {
+        "UPDATE dashboard_sessions SET partner_id = ?2, member_id = ?3, stage = ?4, created_at = ?5, \
+         last_seen_at = ?6 WHERE token_hash = ?1"
+    };
+    tx.prepare_cached(sql)?
+        .execute(params![
+            s.token_hash,
+            s.partner_id.as_bytes(),
+            s.member_id.as_bytes(),
+            s.stage.as_str(),
+            to_sql_u64(s.created_at),
+            to_sql_u64(s.last_seen_at),
+        ])
+        .map_err(|e| {
+            if is_unique_violation(&e) { StoreError::Conflict("session token already exists") } else { e.into() }
+        })?;
+    Ok(())
+}
+
 fn is_unique_violation(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
         || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
@@ -648,12 +862,18 @@ fn is_unique_violation(e: &rusqlite::Error) -> bool {
 
 fn write_partner(tx: &rusqlite::Transaction<'_>, p: &PartnerRecord, insert: bool) -> Result<(), StoreError> {
     let sql = if insert {
-        concat!("INSERT INTO partners (", partner_columns!(), ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)")
+        concat!(
+            "INSERT INTO partners (",
+            partner_columns!(),
+            ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+        )
     } else {
         "UPDATE partners SET name = ?2, environment = ?3, secret_key_hash = ?4, publishable_key = ?5, \
          widget_text = ?6, widget_button_url = ?7, two_factor_waived = ?8, created_at = ?9, \
-         widget_origins = ?10, widget_approved = ?11 WHERE id = ?1"
+         widget_origins = ?10, widget_approved = ?11, secret_key_last4 = ?12, previous_secret_key_hash = ?13, \
+         previous_key_last4 = ?14, previous_key_expires_at = ?15 WHERE id = ?1"
     };
+    let previous = p.previous_key.as_ref();
     let origins = serde_json::to_string(&p.widget_origins).map_err(|e| StoreError::Backend(Box::new(e)))?;
     tx.prepare_cached(sql)?
         .execute(params![
@@ -668,6 +888,10 @@ fn write_partner(tx: &rusqlite::Transaction<'_>, p: &PartnerRecord, insert: bool
             to_sql_u64(p.created_at),
             origins,
             p.widget_approved,
+            p.secret_key_last4,
+            previous.map(|k| k.hash),
+            previous.and_then(|k| k.last4.clone()),
+            previous.map(|k| to_sql_u64(k.expires_at)),
         ])
         .map_err(|e| {
             if is_unique_violation(&e) { StoreError::Conflict("partner id or key already exists") } else { e.into() }
@@ -842,9 +1066,15 @@ impl Store for SqliteStore {
 
     fn partner_by_secret_key_hash(&self, hash: &[u8; 32]) -> Result<Option<PartnerRecord>, StoreError> {
         self.read(|c| {
-            c.prepare_cached(concat!("SELECT ", partner_columns!(), " FROM partners WHERE secret_key_hash = ?1"))?
-                .query_row([hash], partner_from_row)
-                .optional()
+            c.prepare_cached(concat!(
+                "SELECT ",
+                partner_columns!(),
+                " FROM partners WHERE secret_key_hash = ?1 UNION ALL SELECT ",
+                partner_columns!(),
+                " FROM partners WHERE previous_secret_key_hash = ?1 LIMIT 1"
+            ))?
+            .query_row([hash], partner_from_row)
+            .optional()
         })
     }
 
@@ -948,7 +1178,7 @@ impl Store for SqliteStore {
                     "INSERT INTO contacts (partner_id, contact_id, ",
                     contact_columns!(),
                     ")
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
                      ON CONFLICT (partner_id, contact_id) DO UPDATE SET
                         kyc_passed = excluded.kyc_passed, enabled = excluded.enabled,
                         secret = excluded.secret, pending = excluded.pending,
@@ -958,7 +1188,7 @@ impl Store for SqliteStore {
                         recovery_codes = excluded.recovery_codes,
                         recovery_failures = excluded.recovery_failures,
                         recovery_last_failure_at = excluded.recovery_last_failure_at,
-                        hold_until = excluded.hold_until"
+                        hold_until = excluded.hold_until, member = excluded.member"
                 ))?
                 .execute(params![
                     partner.as_bytes(),
@@ -975,6 +1205,7 @@ impl Store for SqliteStore {
                     record.recovery_failures,
                     record.recovery_last_failure_at.map(to_sql_u64),
                     record.hold_until.map(to_sql_u64),
+                    record.member,
                 ])?;
             }
             write_effects(tx, partner, &effects)
@@ -985,7 +1216,7 @@ impl Store for SqliteStore {
         self.read(|c| {
             c.prepare_cached(
                 "SELECT contact_id FROM contacts WHERE partner_id = ?1 AND kyc_passed = 1 AND enabled = 0 \
-                 ORDER BY contact_id",
+                 AND member = 0 ORDER BY contact_id",
             )?
             .query_map([partner.as_bytes()], |r| uuid_col(r, 0))?
             .collect()
@@ -1409,6 +1640,90 @@ impl Store for SqliteStore {
         })
     }
 
+    fn team(&self, partner: &PartnerId) -> Result<TeamRecord, StoreError> {
+        self.read(|c| select_team(c, partner))
+    }
+
+    fn update_team(
+        &self,
+        partner: &PartnerId,
+        f: &mut dyn FnMut(&mut TeamRecord, &mut Effects) -> bool,
+    ) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            let exists = tx
+                .prepare_cached("SELECT 1 FROM partners WHERE id = ?1")?
+                .query_row([partner.as_bytes()], |_| Ok(()))
+                .optional()?;
+            if exists.is_none() {
+                return Ok(false);
+            }
+            let mut team = select_team(tx, partner)?;
+            let mut effects = Effects::default();
+            if f(&mut team, &mut effects) {
+                write_team(tx, partner, &team)?;
+            }
+            write_effects(tx, partner, &effects)?;
+            Ok(true)
+        })
+    }
+
+    fn member_by_email(&self, email: &str) -> Result<Option<MemberRecord>, StoreError> {
+        self.read(|c| {
+            c.prepare_cached(concat!("SELECT ", member_columns!(), " FROM team_members WHERE email = ?1"))?
+                .query_row([email], member_from_row)
+                .optional()
+        })
+    }
+
+    fn invitation_by_token(&self, token_hash: &[u8; 32]) -> Result<Option<InvitationRecord>, StoreError> {
+        self.read(|c| {
+            c.prepare_cached(concat!("SELECT ", invitation_columns!(), " FROM team_invitations WHERE token_hash = ?1"))?
+                .query_row([token_hash], invitation_from_row)
+                .optional()
+        })
+    }
+
+    fn insert_dashboard_session(&self, session: &DashboardSessionRecord) -> Result<(), StoreError> {
+        self.write(|tx| write_dashboard_session(tx, session, true))
+    }
+
+    fn update_dashboard_session(
+        &self,
+        token_hash: &[u8; 32],
+        f: &mut dyn FnMut(&mut DashboardSessionRecord) -> bool,
+    ) -> Result<Option<DashboardSessionRecord>, StoreError> {
+        self.write(|tx| {
+            let current = tx
+                .prepare_cached(concat!(
+                    "SELECT ",
+                    dashboard_session_columns!(),
+                    " FROM dashboard_sessions WHERE token_hash = ?1"
+                ))?
+                .query_row([token_hash], dashboard_session_from_row)
+                .optional()?;
+            let Some(mut record) = current else { return Ok(None) };
+            if f(&mut record) {
+                write_dashboard_session(tx, &record, false)?;
+            }
+            Ok(Some(record))
+        })
+    }
+
+    fn delete_dashboard_session(&self, token_hash: &[u8; 32]) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            Ok(tx.prepare_cached("DELETE FROM dashboard_sessions WHERE token_hash = ?1")?.execute([token_hash])? > 0)
+        })
+    }
+
+    fn delete_dashboard_sessions_idle_since(&self, before: u64) -> Result<u64, StoreError> {
+        self.write(|tx| {
+            let gone = tx
+                .prepare_cached("DELETE FROM dashboard_sessions WHERE last_seen_at < ?1")?
+                .execute([to_sql_u64(before)])?;
+            Ok(gone as u64)
+        })
+    }
+
     fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError> {
         self.read(|c| {
             c.prepare_cached("SELECT id, audit_seq, audit_head FROM partners ORDER BY id")?
@@ -1458,9 +1773,9 @@ mod tests {
             .unwrap();
         }
         let store = SqliteStore::open(&path).unwrap();
-        assert_eq!(MIGRATIONS.len(), 6);
+        assert_eq!(MIGRATIONS.len(), 7);
         let version: usize = lock(&store.writer).pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-        assert_eq!(version, 6);
+        assert_eq!(version, 7);
         assert_eq!(store.partner(&partner).unwrap().unwrap().name, "Acme");
         let o = sample_order(partner);
         store.insert_order(&o, &Effects::default()).unwrap();
