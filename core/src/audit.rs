@@ -119,10 +119,12 @@ impl Service {
         contact: Option<&ContactId>,
         details: Map<String, Value>,
     ) -> AuditDraft {
+        // A member's own 2FA record is keyed by the member's id: the row is about no contact.
+        let members_own = matches!(actor, Actor::Member(id) if contact.is_some_and(|c| c.to_string() == *id));
         AuditDraft {
             id: uuid::Uuid::now_v7(),
             at_ms: self.now_millis(),
-            contact_id: contact.copied(),
+            contact_id: if members_own { None } else { contact.copied() },
             actor: actor.clone(),
             event,
             details,

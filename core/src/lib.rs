@@ -35,6 +35,7 @@ pub mod recovery;
 pub mod rewrap;
 pub mod service;
 pub mod store;
+pub mod team;
 pub mod token;
 pub mod totp;
 pub mod vocab;

@@ -131,8 +131,24 @@ fn record_failure(rec: &mut ContactRecord, now: u64) {
 }
 
 /// The back-off of a failure counter: refused until `last + delay(failures)`.
-fn throttled_until(failures: u32, last: Option<u64>) -> Option<u64> {
+pub(crate) fn throttled_until(failures: u32, last: Option<u64>) -> Option<u64> {
     last?.checked_add(throttle_delay(failures)?)
+}
+
+/// Whether `actor` may touch `rec` (SPEC 11): a team member's own 2FA record only through the
+/// dashboard (actor `member`), a contact's never through it; operators and Rampart itself may
+/// touch either (an operator unlocks or resets a member as a contact). A record never written
+/// belongs to whoever writes it first.
+fn subject_matches(actor: &Actor, rec: &ContactRecord) -> bool {
+    let member = matches!(actor, Actor::Member(_));
+    let either = matches!(actor, Actor::Operator(_) | Actor::System);
+    either || *rec == ContactRecord::default() || rec.member == member
+}
+
+/// The refusal when a contact call names a team member's 2FA record, or the dashboard a
+/// contact's.
+fn wrong_subject() -> Error {
+    Error::invalid_input("contactId", "is a dashboard team member's id, not a contact's")
 }
 
 impl Service {
@@ -194,19 +210,24 @@ impl Service {
             }
         })?;
         let now = self.now();
-        let mut enabled = false;
+        let (mut enabled, mut wrong) = (false, false);
         self.store()
             .update_contact(partner, contact, &mut |rec, effects| {
+                wrong = !subject_matches(actor, rec);
                 enabled = rec.enabled;
-                if enabled {
+                if enabled || wrong {
                     return false;
                 }
+                rec.member = matches!(actor, Actor::Member(_));
                 rec.pending = sealed.take();
                 rec.pending_created_at = Some(now);
                 effects.audit(self.draft(actor, event::CREATED, Some(contact), Map::new()));
                 true
             })
             .map_err(|e| Error::new(ErrorKind::CreateFailed).with_cause(e))?;
+        if wrong {
+            return Err(wrong_subject());
+        }
         if enabled {
             return Err(ErrorKind::MustDisableFirst.into());
         }
@@ -353,6 +374,10 @@ impl Service {
         let (mut never_written, mut replayed, mut locked) = (false, false, false);
         let stored = self.store().update_contact(partner, contact, &mut |rec, effects| {
             never_written = *rec == ContactRecord::default();
+            if !subject_matches(actor, rec) {
+                outcome = Err(wrong_subject());
+                return false;
+            }
             let attempt = Attempt { actor, partner, contact, op, now };
             let (result, write) = match &factor {
                 Factor::Token(token) => self.evaluate(&attempt, token, issued, rec, effects),

@@ -8,10 +8,262 @@ use common::{Backend, Fixture, T0};
 use rampart_core::chain::Actor;
 use rampart_core::partner::KeyOverlap;
 use rampart_core::store::{DashboardSessionRecord, InvitationRecord, MemberRecord, TeamRecord};
+use rampart_core::team::{DashboardSession, Member, SignInNext};
+use rampart_core::totp::Secret;
 use rampart_core::vocab::{Role, SessionStage};
-use rampart_core::{ErrorKind, PartnerId, StoreError};
+use rampart_core::{ContactId, ErrorKind, PartnerId, StoreError};
 
-conformance!(store_round_trips_teams, store_dashboard_sessions, roll_keeps_the_old_key_to_the_second);
+conformance!(
+    store_round_trips_teams,
+    store_dashboard_sessions,
+    roll_keeps_the_old_key_to_the_second,
+    invitation_to_signed_in,
+    sign_in_steps_throttle_and_expiry,
+    roles_owners_and_the_last_owner,
+    a_members_2fa_is_no_contacts,
+);
+
+/// The authenticator a member sets up, from the setup's manual key.
+fn authenticator(setup: &rampart_core::TwoFactorSetup) -> Secret {
+    Secret::from_base32(&setup.manual).unwrap()
+}
+
+/// An owner invited by the operator, signed in: the session token, the session, their secret.
+fn signed_in_owner(f: &Fixture, email: &str) -> (String, DashboardSession, Secret) {
+    signed_in(f, email, Role::Owner, "violet tractor lamp 42")
+}
+
+fn signed_in(f: &Fixture, email: &str, role: Role, password: &str) -> (String, DashboardSession, Secret) {
+    let issued = f.service.invite_member_as_operator("alice", &f.partner, email, role).unwrap();
+    let (token, _, setup) = f.service.accept_invitation(issued.token.expose(), password).unwrap();
+    let secret = authenticator(&setup);
+    let (session, _) = f.service.finish_member_setup(token.expose(), &f.code(&secret, 0)).unwrap();
+    f.clock.advance(30);
+    (token.expose().to_owned(), session, secret)
+}
+
+fn kind<T: std::fmt::Debug>(r: rampart_core::Result<T>) -> ErrorKind {
+    r.unwrap_err().kind()
+}
+
+fn invitation_to_signed_in(b: Backend) {
+    let f = Fixture::new(b);
+    let issued = f.service.invite_member_as_operator("alice", &f.partner, " Dana@Example.com ", Role::Owner).unwrap();
+    let token = issued.token.expose().to_owned();
+    assert!(token.starts_with("inv_") && token.len() == 4 + 43);
+    assert_eq!(format!("{:?}", issued.token), "DashboardSecret(<redacted>)");
+    let shown = f.service.invitation(&token).unwrap();
+    assert_eq!(
+        (shown.email.as_str(), shown.role, shown.partner_name.as_str()),
+        ("dana@example.com", Role::Owner, "Acme")
+    );
+    assert_eq!(shown.expires_at, T0 + 72 * 3600);
+    // Password rules, each naming the field; the invitation stays usable.
+    for (bad, rule) in [
+        ("short", "password must be at least 12 characters"),
+        ("password1234", "password is too easy to guess; choose another"),
+        ("dana-the-strong-one", "password must not contain your email address"),
+    ] {
+        let e = f.service.accept_invitation(&token, bad).unwrap_err();
+        assert_eq!((e.kind(), e.message()), (ErrorKind::InvalidInput, rule));
+    }
+    let (session_token, session, setup) = f.service.accept_invitation(&token, "violet tractor lamp 42").unwrap();
+    assert_eq!(
+        (session.stage, session.member.role, session.member.two_factor),
+        (SessionStage::Setup, Role::Owner, false)
+    );
+    assert!(setup.qr_code.starts_with("data:image/png;base64,"));
+    // Used up: a second accept (or a look) is 404.
+    assert_eq!(kind(f.service.invitation(&token)), ErrorKind::InvitationNotFound);
+    assert_eq!(kind(f.service.accept_invitation(&token, "violet tractor lamp 42")), ErrorKind::InvitationNotFound);
+    // Not signed in until the authenticator is set up.
+    assert_eq!(kind(f.service.dashboard_session(session_token.expose())), ErrorKind::DashboardSessionRequired);
+    let secret = authenticator(&setup);
+    let wrong = f.wrong_code(&secret);
+    assert_eq!(kind(f.service.finish_member_setup(session_token.expose(), &wrong)), ErrorKind::TokenFailed);
+    let (session, codes) = f.service.finish_member_setup(session_token.expose(), &f.code(&secret, 0)).unwrap();
+    assert_eq!(codes.as_slice().len(), 10);
+    assert_eq!((session.stage, session.member.two_factor), (SessionStage::SignedIn, true));
+    let again = f.service.dashboard_session(session_token.expose()).unwrap();
+    assert_eq!(again.member.email, "dana@example.com");
+    assert_eq!(again.csrf_token, session.csrf_token);
+    assert!(f.service.dashboard_csrf_ok(session_token.expose(), &session.csrf_token));
+    assert!(!f.service.dashboard_csrf_ok(session_token.expose(), "0".repeat(64).as_str()));
+    // An email that is a member already cannot be invited again, here or to another team.
+    assert_eq!(
+        kind(f.service.invite_member_as_operator("alice", &f.partner, "dana@example.com", Role::Viewer)),
+        ErrorKind::MemberExists
+    );
+    let other = f.service.create_partner("Other", rampart_core::Environment::Sandbox).unwrap().partner_id;
+    assert_eq!(
+        kind(f.service.invite_member_as_operator("alice", &other, "DANA@example.com", Role::Viewer)),
+        ErrorKind::MemberExists
+    );
+    // Bad input names the field; an expired link is 410; a re-invite replaces the old link.
+    let e = f.service.invite_member_as_operator("alice", &f.partner, "not-an-email", Role::Viewer).unwrap_err();
+    assert_eq!(e.message(), "email must be an email address such as name@example.com");
+    let old = f.service.invite_member_as_operator("alice", &f.partner, "eve@example.com", Role::Viewer).unwrap();
+    let new = f.service.invite_member_as_operator("alice", &f.partner, "eve@example.com", Role::Developer).unwrap();
+    assert_eq!(kind(f.service.invitation(old.token.expose())), ErrorKind::InvitationNotFound);
+    f.clock.advance(72 * 3600);
+    assert_eq!(kind(f.service.invitation(new.token.expose())), ErrorKind::InvitationExpired);
+    assert_eq!(
+        kind(f.service.accept_invitation(new.token.expose(), "violet tractor lamp 42")),
+        ErrorKind::InvitationExpired
+    );
+    assert_eq!(kind(f.service.invitation("inv_nonsense")), ErrorKind::InvitationNotFound);
+    // Audited: invitations and the join, never an email or a token.
+    let rows = f.service.audit_events(&f.partner, None, 0, 100).unwrap().events;
+    let events: Vec<&str> = rows.iter().map(|r| r.event.as_str()).collect();
+    assert_eq!(events.iter().filter(|e| **e == "member.invited").count(), 3);
+    assert_eq!(events.iter().filter(|e| **e == "member.joined").count(), 1);
+    let text = serde_json::to_string(&rows.iter().map(|r| (&r.details, &r.contact_id)).collect::<Vec<_>>()).unwrap();
+    assert!(!text.contains("example.com") && !text.contains(&token), "{text}");
+}
+
+fn sign_in_steps_throttle_and_expiry(b: Backend) {
+    let f = Fixture::new(b);
+    let (first, _, secret) = signed_in_owner(&f, "dana@example.com");
+    f.service.end_dashboard_session(&first).unwrap();
+    assert_eq!(kind(f.service.dashboard_session(&first)), ErrorKind::DashboardSessionRequired, "signed out");
+    // One answer for an unknown email and a wrong password.
+    let unknown = f.service.member_sign_in("nobody@example.com", "violet tractor lamp 42").unwrap_err();
+    let wrong = f.service.member_sign_in("dana@example.com", "violet tractor lamp 43").unwrap_err();
+    assert_eq!((unknown.kind(), unknown.message()), (ErrorKind::SignInFailed, "Email or password is wrong."));
+    assert_eq!((wrong.kind(), wrong.message()), (unknown.kind(), unknown.message()));
+    assert_eq!(
+        f.service.member_sign_in("dana@example.com", &"x".repeat(1025)).unwrap_err().message(),
+        "password must be at most 1024 bytes"
+    );
+    // The right password leads to the code step.
+    let SignInNext::Code(token) = f.service.member_sign_in("DANA@example.com", "violet tractor lamp 42").unwrap()
+    else {
+        panic!("the code step");
+    };
+    assert_eq!(kind(f.service.dashboard_session(token.expose())), ErrorKind::DashboardSessionRequired);
+    assert_eq!(
+        kind(f.service.member_sign_in_code(token.expose(), f.wrong_code(&secret).as_str())),
+        ErrorKind::TokenFailed
+    );
+    let session = f.service.member_sign_in_code(token.expose(), f.code(&secret, 0).as_str()).unwrap();
+    assert_eq!(session.stage, SessionStage::SignedIn);
+    // 30 idle minutes end it; a request before then starts them again.
+    f.clock.advance(29 * 60);
+    f.service.dashboard_session(token.expose()).unwrap();
+    f.clock.advance(29 * 60);
+    f.service.dashboard_session(token.expose()).unwrap();
+    f.clock.advance(30 * 60);
+    assert_eq!(kind(f.service.dashboard_session(token.expose())), ErrorKind::DashboardSessionRequired);
+    // The code step waits 5 minutes.
+    let SignInNext::Code(slow) = f.service.member_sign_in("dana@example.com", "violet tractor lamp 42").unwrap() else {
+        panic!("the code step");
+    };
+    f.clock.advance(5 * 60);
+    assert_eq!(
+        kind(f.service.member_sign_in_code(slow.expose(), f.code(&secret, 0).as_str())),
+        ErrorKind::DashboardSessionRequired
+    );
+    // Wrong passwords are throttled as wrong codes are: the first few free, then waits.
+    let mut answers = Vec::new();
+    for _ in 0..8 {
+        answers.push(kind(f.service.member_sign_in("dana@example.com", "violet tractor lamp 43")));
+    }
+    assert_eq!(answers.iter().filter(|k| **k == ErrorKind::Throttled).count(), 8 - 5, "{answers:?}");
+    let e = f.service.member_sign_in("dana@example.com", "violet tractor lamp 42").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Throttled, "the right password waits too");
+    f.clock.advance(e.retry_after().unwrap());
+    assert!(matches!(
+        f.service.member_sign_in("dana@example.com", "violet tractor lamp 42").unwrap(),
+        SignInNext::Code(_)
+    ));
+}
+
+fn roles_owners_and_the_last_owner(b: Backend) {
+    let f = Fixture::new(b);
+    let (_, owner, _) = signed_in_owner(&f, "owner@example.com");
+    let (_, dev, _) = signed_in(&f, "dev@example.com", Role::Developer, "violet tractor lamp 42");
+    let (viewer_token, viewer, _) = signed_in(&f, "viewer@example.com", Role::Viewer, "violet tractor lamp 42");
+    let owner = owner.member;
+    // The core refuses what the role may not do, whatever the caller shows.
+    assert_eq!(kind(f.service.member_roll_secret_key(&viewer.member, KeyOverlap::Now)), ErrorKind::RoleForbidden);
+    assert_eq!(kind(f.service.team(&dev.member)), ErrorKind::RoleForbidden);
+    assert_eq!(kind(f.service.invite_member(&dev.member, "x@example.com", Role::Owner)), ErrorKind::RoleForbidden);
+    assert!(f.service.member_roll_secret_key(&dev.member, KeyOverlap::Hour).unwrap().previous.is_some());
+    let team = f.service.team(&owner).unwrap();
+    assert_eq!(
+        team.members.iter().map(|m| (m.email.as_str(), m.role, m.two_factor)).collect::<Vec<_>>(),
+        [
+            ("owner@example.com", Role::Owner, true),
+            ("dev@example.com", Role::Developer, true),
+            ("viewer@example.com", Role::Viewer, true),
+        ]
+    );
+    // The last owner can be neither demoted nor removed, by themselves or anyone.
+    assert_eq!(kind(f.service.set_member_role(&owner, owner.id, Role::Viewer)), ErrorKind::LastOwner);
+    assert_eq!(kind(f.service.remove_member(&owner, owner.id)), ErrorKind::LastOwner);
+    assert_eq!(kind(f.service.set_member_role(&owner, uuid::Uuid::new_v4(), Role::Viewer)), ErrorKind::MemberNotFound);
+    f.service.set_member_role(&owner, dev.member.id, Role::Owner).unwrap();
+    f.service.set_member_role(&owner, owner.id, Role::Viewer).unwrap();
+    // Removing a member ends their session at once.
+    let new_owner = f.service.team(&Member { role: Role::Owner, ..dev.member.clone() }).unwrap();
+    assert_eq!(new_owner.members[1].role, Role::Owner);
+    let dev_owner = Member { role: Role::Owner, ..dev.member.clone() };
+    f.service.remove_member(&dev_owner, viewer.member.id).unwrap();
+    assert_eq!(kind(f.service.dashboard_session(&viewer_token)), ErrorKind::DashboardSessionRequired);
+    // Invitations are listed and revoked by id.
+    let issued = f.service.invite_member(&dev_owner, "new@example.com", Role::Viewer).unwrap();
+    let listed = f.service.team(&dev_owner).unwrap().invitations;
+    assert_eq!(
+        listed.iter().map(|i| (i.id, i.email.as_str())).collect::<Vec<_>>(),
+        [(issued.invitation.id, "new@example.com")]
+    );
+    f.service.revoke_invitation(&dev_owner, issued.invitation.id).unwrap();
+    assert_eq!(kind(f.service.invitation(issued.token.expose())), ErrorKind::InvitationNotFound);
+    assert_eq!(kind(f.service.revoke_invitation(&dev_owner, issued.invitation.id)), ErrorKind::MemberNotFound);
+    let rows = f.service.audit_events(&f.partner, None, 0, 200).unwrap().events;
+    let changes: Vec<(&str, &str)> = rows
+        .iter()
+        .filter(|r| r.event.starts_with("member.") && r.event != "member.invited" && r.event != "member.joined")
+        .map(|r| (r.event.as_str(), r.actor.as_str()))
+        .collect();
+    let (o, d) = (format!("member:{}", owner.id), format!("member:{}", dev.member.id));
+    assert_eq!(
+        changes,
+        [
+            ("member.role_changed", o.as_str()),
+            ("member.role_changed", o.as_str()),
+            ("member.removed", d.as_str()),
+            ("member.invitation_revoked", d.as_str()),
+        ]
+    );
+}
+
+fn a_members_2fa_is_no_contacts(b: Backend) {
+    let f = Fixture::new(b);
+    f.service.create_webhook_endpoint(&f.partner, "https://93.184.216.34/hooks", &["2fa.enabled"]).unwrap();
+    let (_, session, secret) = signed_in_owner(&f, "dana@example.com");
+    let as_contact = ContactId::from_uuid(session.member.id);
+    // The contact API cannot touch it; the lists never count it; no webhook tells of it.
+    let refused = "contactId is a dashboard team member's id, not a contact's";
+    assert_eq!(f.service.create_2fa(&f.partner, &as_contact, None).unwrap_err().message(), refused);
+    assert_eq!(
+        f.service.disable_2fa(&f.partner, &as_contact, f.code(&secret, 0).as_str()).unwrap_err().message(),
+        refused
+    );
+    assert_eq!(
+        f.service.verify_2fa(&f.partner, &as_contact, f.code(&secret, 0).as_str()).unwrap_err().message(),
+        refused
+    );
+    f.service.set_kyc_passed("alice", &f.partner, &as_contact, true).unwrap();
+    assert!(f.service.contacts_requiring_2fa(&f.partner).unwrap().is_empty());
+    assert!(f.service.store().webhook_deliveries(&f.partner).unwrap().is_empty());
+    let rows = f.service.audit_events(&f.partner, None, 0, 100).unwrap().events;
+    let enabled = rows.iter().find(|r| r.event == "2fa.enabled").unwrap();
+    assert_eq!(
+        (enabled.contact_id.as_deref(), enabled.actor.as_str()),
+        (None, format!("member:{}", session.member.id).as_str())
+    );
+}
 
 fn member(partner: PartnerId, email: &str, role: Role) -> MemberRecord {
     MemberRecord {
