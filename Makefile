@@ -48,8 +48,9 @@ observability:
 	@$(MAKE) --no-print-directory observability-test
 
 widget:
-	@echo "== [9/11] Widget loader: npm ci, esbuild build, widget/dist drift, node --test (URL vectors, envelope, loader and the @rampart/widget module in a fake DOM, gzip -9 budget, tsc --strict, npm pack and install)"
+	@echo "== [9/11] Widget loader and dashboard page: npm ci, esbuild build, widget/dist and dashboard/dist drift, node --test (URL vectors, envelope, loader and the @rampart/widget module in a fake DOM, the dashboard's API client, gzip -9 budgets, tsc --strict, npm pack and install)"
 	@$(MAKE) --no-print-directory widget-test
+	@$(MAKE) --no-print-directory dashboard-test
 
 e2e:
 	@echo "== [10/11] Widget in Chromium: the real server, partner pages on other origins, playwright-core (loader errors, iframe vs /v1/widget/url, the bundled npm module, origins and approval, messages, escaping, secret keys, 320 px, axe-core light and dark, keyboard only)"
@@ -73,6 +74,7 @@ include mk/postgres.mk
 include mk/python.mk
 include mk/node.mk
 include mk/widget.mk
+include mk/dashboard.mk
 include mk/api.mk
 include mk/fuzz.mk
 include mk/dist.mk

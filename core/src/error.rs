@@ -378,6 +378,8 @@ type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 pub struct Error {
     kind: ErrorKind,
     detail: Option<Cow<'static, str>>,
+    /// The field an [`ErrorKind::InvalidInput`] names.
+    field: Option<Box<str>>,
     retry_after: Option<u64>,
     cause: Option<Cause>,
 }
@@ -385,13 +387,15 @@ pub struct Error {
 impl Error {
     /// An error of this kind with its fixed message.
     pub fn new(kind: ErrorKind) -> Self {
-        Self { kind, detail: None, retry_after: None, cause: None }
+        Self { kind, detail: None, field: None, retry_after: None, cause: None }
     }
 
     /// A 400 naming the field and the rule it breaks, for example
     /// `invalid_input("name", "must not be empty")` gives "name must not be empty".
     pub fn invalid_input(field: &str, rule: &str) -> Self {
-        Self::new(ErrorKind::InvalidInput).with_detail(format!("{field} {rule}"))
+        let mut e = Self::new(ErrorKind::InvalidInput).with_detail(format!("{field} {rule}"));
+        e.field = Some(field.into());
+        e
     }
 
     /// A 400 for a body or parameter list that gives one field twice: `duplicate field: <name>`
@@ -481,6 +485,21 @@ impl Error {
         self.retry_after
     }
 
+    /// The request field the error is about, where there is one: the field an
+    /// [`ErrorKind::InvalidInput`] names, and the fixed field of the kinds that have one
+    /// (`contactId`, `twoFactorIssuer`, `widgetText`, `widgetButtonURL`). A form shows the
+    /// message next to it.
+    pub fn field(&self) -> Option<&str> {
+        match self.kind {
+            ErrorKind::InvalidInput => self.field.as_deref(),
+            ErrorKind::ContactIdRequired | ErrorKind::ContactIdInvalid => Some("contactId"),
+            ErrorKind::IssuerInvalid => Some("twoFactorIssuer"),
+            ErrorKind::WidgetTextInvalid => Some("widgetText"),
+            ErrorKind::WidgetButtonUrlInvalid => Some("widgetButtonURL"),
+            _ => None,
+        }
+    }
+
     /// The internal cause, for logs.
     pub fn cause(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
         self.cause.as_deref()
@@ -489,7 +508,7 @@ impl Error {
     /// The same error re-labelled as another kind, keeping the cause (used to turn a store
     /// failure into the operation's own 500).
     pub fn relabel(self, kind: ErrorKind) -> Self {
-        Self { kind, detail: None, retry_after: None, cause: self.cause }
+        Self { kind, detail: None, field: None, retry_after: None, cause: self.cause }
     }
 }
 

@@ -92,6 +92,18 @@ impl KeyOverlap {
     }
 }
 
+/// Widget settings to change together ([`Service::update_widget_settings`]): `None` leaves a
+/// setting as it is; `Some(None)` clears the text or URL; origins replace the list.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WidgetSettings<'a> {
+    /// The confirmation-screen button text.
+    pub text: Option<Option<&'a str>>,
+    /// The confirmation-screen button URL.
+    pub button_url: Option<Option<&'a str>>,
+    /// The origins allowed to embed the widget.
+    pub origins: Option<&'a [String]>,
+}
+
 /// A rolled secret key in its overlap, as callers see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PreviousKeyInfo {
@@ -463,6 +475,56 @@ impl Service {
             p.widget_origins.clone_from(&origins);
         })?;
         Ok(origins)
+    }
+
+    /// Change several widget settings at once, as `actor` (the dashboard's member): each
+    /// `Some` field is set (`Some(None)` clears a text or URL), all checked before anything is
+    /// written (errors name the field), then written in one transaction with one
+    /// `widget.settings_changed` row per setting that changed.
+    pub fn update_widget_settings(
+        &self,
+        actor: &Actor,
+        partner: &PartnerId,
+        change: &WidgetSettings<'_>,
+    ) -> Result<()> {
+        if let Some(Some(text)) = change.text {
+            validate_widget_text(text)?;
+        }
+        if let Some(Some(url)) = change.button_url {
+            validate_widget_button_url(url)?;
+        }
+        let environment = self.partner_record(partner)?.environment;
+        let origins = change.origins.map(|o| crate::widget::origins::check_origins(o, environment)).transpose()?;
+        let found = self
+            .store()
+            .update_partner(partner, &mut |p, effects| {
+                let mut changed = Vec::new();
+                if let Some(text) = change.text
+                    && p.widget_text.as_deref() != text
+                {
+                    p.widget_text = text.map(str::to_owned);
+                    changed.push("widgetText");
+                }
+                if let Some(url) = change.button_url
+                    && p.widget_button_url.as_deref() != url
+                {
+                    p.widget_button_url = url.map(str::to_owned);
+                    changed.push("widgetButtonURL");
+                }
+                if let Some(origins) = &origins
+                    && p.widget_origins != *origins
+                {
+                    p.widget_origins.clone_from(origins);
+                    changed.push("widgetOrigins");
+                }
+                for field in &changed {
+                    let (event, d) = settings_changed(field);
+                    effects.audit(self.draft(actor, event, None, d));
+                }
+                !changed.is_empty()
+            })
+            .map_err(Self::internal)?;
+        if found { Ok(()) } else { Err(ErrorKind::PartnerNotFound.into()) }
     }
 
     /// The origins allowed to embed the partner's widget.

@@ -245,6 +245,11 @@ pub enum SignInNext {
     Setup(DashboardSecret, TwoFactorSetup),
 }
 
+/// The CSRF token of a session just opened (the setup step of a sign-in hands it to the page).
+pub fn csrf_token_of(session: &DashboardSecret) -> String {
+    csrf_token(session.expose())
+}
+
 /// The CSRF token of the session whose token is `session`.
 fn csrf_token(session: &str) -> String {
     let mut h = Sha256::new();

@@ -245,7 +245,7 @@ pub struct PartnerRecord {
     /// The last 4 characters of the secret key, what the dashboard shows of it (`None` for a
     /// key issued before they were kept).
     pub secret_key_last4: Option<String>,
-    /// A rolled secret key that still works until [`previous_key_expires_at`](Self::previous_key_expires_at):
+    /// A rolled secret key that still works until its [`PreviousKey::expires_at`]:
     /// its SHA-256, and its last 4 characters.
     pub previous_key: Option<PreviousKey>,
 }

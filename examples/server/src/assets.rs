@@ -98,6 +98,11 @@ pub async fn page(
         Ok(Some(partner)) => {
             let ancestors =
                 rampart_core::widget::origins::frame_ancestors(&partner.widget_origins, partner.environment);
+            // The dashboard's live preview frames the widget from this server's own origin.
+            let ancestors = match ancestors.strip_suffix(" 'none'") {
+                Some(directive) => format!("{directive} 'self'"),
+                None => format!("{ancestors} 'self'"),
+            };
             html(StatusCode::OK, PAGE_HTML.to_vec(), &page_csp(&ancestors))
         }
         Ok(None) => explanation(
@@ -109,6 +114,44 @@ pub async fn page(
             explanation(StatusCode::INTERNAL_SERVER_ERROR, "The widget is unavailable; try again later.")
         }
     }
+}
+
+/// The dashboard's HTML shell, script and styles (SPEC 11).
+pub const DASHBOARD_HTML: &[u8] = include_bytes!("../../../dashboard/dist/index.html");
+/// The dashboard's script.
+pub const DASHBOARD_JS: &[u8] = include_bytes!("../../../dashboard/dist/app.js");
+/// The dashboard's styles.
+pub const DASHBOARD_CSS: &[u8] = include_bytes!("../../../dashboard/dist/app.css");
+
+/// The dashboard's policy: its own files and API only, the widget preview from this server, and
+/// no page may frame it.
+const DASHBOARD_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+     connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// GET /dashboard/: the partner dashboard's page.
+pub async fn dashboard() -> Response {
+    let mut response = html(StatusCode::OK, DASHBOARD_HTML.to_vec(), DASHBOARD_CSP);
+    let headers = response.headers_mut();
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    response
+}
+
+/// GET /dashboard (no slash): the page's files are relative to `/dashboard/`.
+pub async fn dashboard_redirect() -> Response {
+    let mut response = StatusCode::PERMANENT_REDIRECT.into_response();
+    response.headers_mut().insert(header::LOCATION, HeaderValue::from_static("/dashboard/"));
+    response
+}
+
+/// GET /dashboard/app.js
+pub async fn dashboard_js() -> Response {
+    asset(DASHBOARD_JS, "text/javascript; charset=utf-8", false)
+}
+
+/// GET /dashboard/app.css
+pub async fn dashboard_css() -> Response {
+    asset(DASHBOARD_CSS, "text/css; charset=utf-8", false)
 }
 
 /// GET /widget (no slash): the page's files are relative to `/widget/`.

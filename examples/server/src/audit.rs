@@ -40,9 +40,16 @@ fn audit_input(query: Option<&str>) -> Result<(Option<ContactId>, u64, usize), A
         None => None,
         Some(given) => Some(ContactId::parse(given).map_err(ApiError)?),
     };
+    let (after, limit) = page_input(query)?;
+    Ok((contact, after, limit))
+}
+
+/// `after` and `limit` of a page of the chain (the dashboard's audit page).
+pub(crate) fn page_input(query: Option<&str>) -> Result<(u64, usize), ApiError> {
+    let q = Query::parse(query)?;
     let after = integer(q.get("after")?, "after", 0, MAX_AFTER, 0)?;
     let limit = integer(q.get("limit")?, "limit", 1, MAX_PAGE as u64, DEFAULT_PAGE as u64)?;
-    Ok((contact, after, usize::try_from(limit).unwrap_or(MAX_PAGE)))
+    Ok((after, usize::try_from(limit).unwrap_or(MAX_PAGE)))
 }
 
 /// GET /v1/audit?contactId=&after=&limit=: the partner's own audit chain, oldest first.

@@ -57,18 +57,32 @@ pub(crate) struct Partnered<T> {
     answer: Result<T, ApiError>,
 }
 
-/// Authenticate `bearer`, then run `call` for its partner on `input`, in one blocking-pool
+/// Who a partner route's call is for: the partner's secret key ([`Bearer`]), or a dashboard
+/// member's session allowed to make the call (`crate::dashboard`). Checked on the blocking
+/// pool, in the same trip as the operation.
+pub(crate) trait Caller: Send + 'static {
+    /// The partner, and how the caller authenticated; the check's own error otherwise.
+    fn authenticate(&self, service: &Service) -> rampart_core::Result<rampart_core::Authenticated>;
+}
+
+impl Caller for Bearer {
+    fn authenticate(&self, service: &Service) -> rampart_core::Result<rampart_core::Authenticated> {
+        service.authenticate(&self.0)
+    }
+}
+
+/// Authenticate `caller`, then run `call` for its partner on `input`, in one blocking-pool
 /// trip. The order of answers stays 401, then the input's 413 or 400, then the core's.
-pub(crate) async fn as_partner<I: Send + 'static, T: Send + 'static>(
+pub(crate) async fn as_partner<C: Caller, I: Send + 'static, T: Send + 'static>(
     state: &AppState,
-    bearer: Bearer,
+    caller: C,
     failure: ErrorKind,
     input: Result<I, ApiError>,
     call: impl FnOnce(&Service, &PartnerId, I) -> rampart_core::Result<T> + Send + 'static,
 ) -> Partnered<T> {
     let service = state.service.clone();
     let work = move || {
-        let auth = match service.authenticate(&bearer.0) {
+        let auth = match caller.authenticate(&service) {
             Ok(auth) => auth,
             // The store failed while checking the key: the operation's own 500 (SPEC 7).
             Err(e) if e.kind() == ErrorKind::Internal => {

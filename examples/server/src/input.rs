@@ -127,6 +127,11 @@ impl JsonObject {
         }
     }
 
+    /// Whether the body gives `name` at all (`null` included).
+    pub fn has(&self, name: &str) -> bool {
+        self.fields.contains_key(name) || self.unreadable.contains_key(name)
+    }
+
     /// A required string field.
     pub fn required_string(&self, name: &str) -> Result<&str, ApiError> {
         self.string(name)?.ok_or_else(|| ApiError::invalid(name, "is required"))

@@ -30,6 +30,7 @@ pub mod assets;
 mod audit;
 mod checkout;
 mod connections;
+pub mod dashboard;
 pub mod delivery;
 mod demo;
 mod error;
@@ -49,6 +50,7 @@ use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::{delete, get, post};
+use handlers::Bearer;
 use rampart_core::Service;
 use rampart_core::widget::WidgetConfig;
 
@@ -121,12 +123,12 @@ pub fn app_with_demo_webhooks(
         .route("/v1/widget/orders/{id}", get(checkout::order))
         .route("/v1/widget/contacts", get(checkout::contact))
         .route("/v1/audit", get(audit::events))
-        .route("/v1/webhooks", post(webhooks::create).get(webhooks::list))
-        .route("/v1/webhooks/{id}", delete(webhooks::delete))
-        .route("/v1/webhooks/{id}/rotate-secret", post(webhooks::rotate_secret))
-        .route("/v1/webhooks/{id}/test", post(webhooks::test))
-        .route("/v1/webhooks/{id}/deliveries", get(webhooks::deliveries))
-        .route("/v1/webhooks/messages/{id}/resend", post(webhooks::resend));
+        .route("/v1/webhooks", post(webhooks::create::<Bearer>).get(webhooks::list::<Bearer>))
+        .route("/v1/webhooks/{id}", delete(webhooks::delete::<Bearer>))
+        .route("/v1/webhooks/{id}/rotate-secret", post(webhooks::rotate_secret::<Bearer>))
+        .route("/v1/webhooks/{id}/test", post(webhooks::test::<Bearer>))
+        .route("/v1/webhooks/{id}/deliveries", get(webhooks::deliveries::<Bearer>))
+        .route("/v1/webhooks/messages/{id}/resend", post(webhooks::resend::<Bearer>));
     let session_routes = Router::new()
         .route("/v1/widget/session", post(checkout::open).get(checkout::state).delete(checkout::close))
         .route("/v1/widget/session/email", post(checkout::email))
@@ -147,11 +149,17 @@ pub fn app_with_demo_webhooks(
         .route("/widget/", get(assets::page))
         .route("/widget/page.js", get(assets::page_js))
         .route("/widget/page.css", get(assets::page_css))
+        .route("/dashboard", get(assets::dashboard_redirect))
+        .route("/dashboard/", get(assets::dashboard))
+        .route("/dashboard/index.html", get(assets::dashboard))
+        .route("/dashboard/app.js", get(assets::dashboard_js))
+        .route("/dashboard/app.css", get(assets::dashboard_css))
         .route("/widget/v1/rampart.js", get(assets::loader))
         .route("/widget/v1/rampart.js.sri", get(assets::loader_sri))
         .route("/v1/widget/check", post(widget::public_check))
         .merge(partner_routes)
         .merge(session_routes)
+        .merge(dashboard::routes())
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

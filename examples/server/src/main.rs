@@ -67,8 +67,9 @@ struct Cli {
 
     /// The server's public base URL (`https://pay.example.com`): the widget's root is this +
     /// `/widget/`, in the URLs, snippets and loader it hands out. Default `http://<listen>`
-    /// (a loopback or unspecified address reads as 127.0.0.1).
-    #[arg(long, env = "RAMPART_PUBLIC_URL")]
+    /// (a loopback or unspecified address reads as 127.0.0.1). `partner invite` builds its
+    /// link on it too.
+    #[arg(long, global = true, env = "RAMPART_PUBLIC_URL")]
     public_url: Option<String>,
 
     /// Client connections open at once; more wait in the listen backlog until one closes.
@@ -226,6 +227,21 @@ enum PartnerCommand {
     ApproveWidget(PartnerTarget),
     /// Withdraw the approval of a partner's production widget.
     UnapproveWidget(PartnerTarget),
+    /// Invite a person to a partner's dashboard team: prints a one-time link (valid 72 hours,
+    /// on --public-url) to hand over yourself; no mail is sent.
+    Invite(InviteTarget),
+}
+
+#[derive(Args, Debug)]
+struct InviteTarget {
+    #[command(flatten)]
+    target: PartnerTarget,
+    /// The person's email: their sign-in name.
+    #[arg(long)]
+    email: String,
+    /// Their role: owner (everything), developer (keys, widget, webhooks) or viewer (read only).
+    #[arg(long, value_parser = parse_role)]
+    role: rampart_core::vocab::Role,
 }
 
 #[derive(Subcommand, Debug)]
@@ -318,6 +334,10 @@ fn parse_partner(s: &str) -> Result<PartnerId, String> {
 fn parse_time(s: &str) -> Result<u64, String> {
     rampart_core::audit::parse_rfc3339_millis(s)
         .ok_or_else(|| "must be an RFC 3339 time (2026-11-26T00:00:00Z)".to_owned())
+}
+
+fn parse_role(s: &str) -> Result<rampart_core::vocab::Role, String> {
+    s.parse().map_err(|_| "must be owner, developer or viewer".to_owned())
 }
 
 fn parse_contact(s: &str) -> Result<ContactId, String> {
@@ -996,6 +1016,22 @@ fn partner_command(cli: &Cli, action: PartnerCommand) -> Result<(), Failure> {
         PartnerCommand::Unwaive2fa(target) => set_waiver(&service, target, false)?,
         PartnerCommand::ApproveWidget(target) => set_widget_approval(&service, target, true)?,
         PartnerCommand::UnapproveWidget(target) => set_widget_approval(&service, target, false)?,
+        PartnerCommand::Invite(invite) => {
+            let operator = operator_name(invite.target.operator);
+            let partner = invite.target.partner;
+            let address = cli.listen.parse().unwrap_or(std::net::SocketAddr::from(([127, 0, 0, 1], 8080)));
+            let base = public_url(cli.public_url.as_deref(), address)?;
+            let issued =
+                service.invite_member_as_operator(&operator, &partner, &invite.email, invite.role).map_err(explain)?;
+            tracing::info!(%operator, %partner, role = invite.role.as_str(), "dashboard invitation issued");
+            print_json(&json!({
+                "partnerId": partner.to_string(),
+                "email": issued.invitation.email,
+                "role": issued.invitation.role.as_str(),
+                "expiresAt": rampart_core::recovery::rfc3339(issued.invitation.expires_at),
+                "link": rampart_server::dashboard::invitation_link(&base, &issued.token),
+            }));
+        }
     }
     Ok(())
 }

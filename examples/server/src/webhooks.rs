@@ -1,6 +1,7 @@
 //! The partner's webhook endpoints (SPEC section 10): create (the secret shown once), list,
 //! delete and rotate the secret (the new one shown once, the old one signing beside it for 24
-//! hours). Every route takes the partner's secret key.
+//! hours). Every route takes the partner's secret key; the dashboard serves the same handlers
+//! under `/v1/dashboard/webhooks` to a member's session (`crate::dashboard`).
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -11,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::error::{ApiError, body_response};
-use crate::handlers::{Bearer, as_partner};
+use crate::handlers::{Caller, as_partner};
 use crate::input::{JsonObject, Query};
 
 /// An endpoint as every answer shows it: never a secret.
@@ -32,13 +33,17 @@ fn no_store(mut response: Response) -> Response {
 }
 
 /// POST /v1/webhooks `{"url","events":[...]}`: 201 with the endpoint and its secret.
-pub async fn create(State(state): State<AppState>, bearer: Bearer, body: Result<JsonObject, ApiError>) -> Response {
+pub async fn create<C: Caller>(
+    State(state): State<AppState>,
+    caller: C,
+    body: Result<JsonObject, ApiError>,
+) -> Response {
     let input = body.and_then(|b| {
         let url = b.required_string("url")?.to_owned();
         let events: Vec<String> = b.string_list("events")?.into_iter().map(str::to_owned).collect();
         Ok((url, events))
     });
-    let done = as_partner(&state, bearer, ErrorKind::Internal, input, |s, partner, (url, events)| {
+    let done = as_partner(&state, caller, ErrorKind::Internal, input, |s, partner, (url, events)| {
         let names: Vec<&str> = events.iter().map(String::as_str).collect();
         s.create_webhook_endpoint(partner, &url, &names)
     })
@@ -53,9 +58,9 @@ pub async fn create(State(state): State<AppState>, bearer: Bearer, body: Result<
 }
 
 /// GET /v1/webhooks: the partner's endpoints, oldest first.
-pub async fn list(State(state): State<AppState>, bearer: Bearer) -> Response {
+pub async fn list<C: Caller>(State(state): State<AppState>, caller: C) -> Response {
     let done =
-        as_partner(&state, bearer, ErrorKind::Internal, Ok(()), |s, partner, ()| s.webhook_endpoints(partner)).await;
+        as_partner(&state, caller, ErrorKind::Internal, Ok(()), |s, partner, ()| s.webhook_endpoints(partner)).await;
     done.respond(|endpoints| {
         let endpoints: Vec<Value> = endpoints.iter().map(endpoint_json).collect();
         body_response(StatusCode::OK, "Webhook endpoints retrieved.", json!({ "endpoints": endpoints }))
@@ -63,8 +68,8 @@ pub async fn list(State(state): State<AppState>, bearer: Bearer) -> Response {
 }
 
 /// DELETE /v1/webhooks/{id}
-pub async fn delete(State(state): State<AppState>, bearer: Bearer, Path(id): Path<String>) -> Response {
-    let done = as_partner(&state, bearer, ErrorKind::Internal, Ok(id), |s, partner, id| {
+pub async fn delete<C: Caller>(State(state): State<AppState>, caller: C, Path(id): Path<String>) -> Response {
+    let done = as_partner(&state, caller, ErrorKind::Internal, Ok(id), |s, partner, id| {
         s.delete_webhook_endpoint(partner, &id)
     })
     .await;
@@ -72,9 +77,9 @@ pub async fn delete(State(state): State<AppState>, bearer: Bearer, Path(id): Pat
 }
 
 /// POST /v1/webhooks/{id}/rotate-secret: the new secret, once.
-pub async fn rotate_secret(State(state): State<AppState>, bearer: Bearer, Path(id): Path<String>) -> Response {
+pub async fn rotate_secret<C: Caller>(State(state): State<AppState>, caller: C, Path(id): Path<String>) -> Response {
     let done =
-        as_partner(&state, bearer, ErrorKind::Internal, Ok(id), |s, partner, id| s.rotate_webhook_secret(partner, &id))
+        as_partner(&state, caller, ErrorKind::Internal, Ok(id), |s, partner, id| s.rotate_webhook_secret(partner, &id))
             .await;
     no_store(done.respond(|secret| {
         body_response(StatusCode::OK, "Webhook secret rotated.", json!({ "secret": secret.as_str() }))
@@ -82,9 +87,9 @@ pub async fn rotate_secret(State(state): State<AppState>, bearer: Bearer, Path(i
 }
 
 /// POST /v1/webhooks/{id}/test: 202 with the `webhook.test` message's id.
-pub async fn test(State(state): State<AppState>, bearer: Bearer, Path(id): Path<String>) -> Response {
+pub async fn test<C: Caller>(State(state): State<AppState>, caller: C, Path(id): Path<String>) -> Response {
     let done =
-        as_partner(&state, bearer, ErrorKind::Internal, Ok(id), |s, partner, id| s.test_webhook_endpoint(partner, &id))
+        as_partner(&state, caller, ErrorKind::Internal, Ok(id), |s, partner, id| s.test_webhook_endpoint(partner, &id))
             .await;
     done.respond(|message_id| {
         body_response(StatusCode::ACCEPTED, "Webhook test message queued.", json!({ "messageId": message_id }))
@@ -92,9 +97,9 @@ pub async fn test(State(state): State<AppState>, bearer: Bearer, Path(id): Path<
 }
 
 /// GET /v1/webhooks/{id}/deliveries?after=&limit=: the endpoint's attempts, newest first.
-pub async fn deliveries(
+pub async fn deliveries<C: Caller>(
     State(state): State<AppState>,
-    bearer: Bearer,
+    caller: C,
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Response {
@@ -109,7 +114,7 @@ pub async fn deliveries(
         };
         Ok((id, after, limit))
     });
-    let done = as_partner(&state, bearer, ErrorKind::Internal, input, |s, partner, (id, after, limit)| {
+    let done = as_partner(&state, caller, ErrorKind::Internal, input, |s, partner, (id, after, limit)| {
         s.webhook_attempt_log(partner, &id, after.as_deref(), limit)
     })
     .await;
@@ -133,8 +138,8 @@ pub async fn deliveries(
 }
 
 /// POST /v1/webhooks/messages/{msgId}/resend: 202; sent again to the endpoints it went to.
-pub async fn resend(State(state): State<AppState>, bearer: Bearer, Path(id): Path<String>) -> Response {
-    let done = as_partner(&state, bearer, ErrorKind::Internal, Ok(id), |s, partner, id| {
+pub async fn resend<C: Caller>(State(state): State<AppState>, caller: C, Path(id): Path<String>) -> Response {
+    let done = as_partner(&state, caller, ErrorKind::Internal, Ok(id), |s, partner, id| {
         s.resend_webhook_message(partner, &id).map(|()| id)
     })
     .await;

@@ -53,6 +53,21 @@ fn check(
     Ok(validate(&options, target, Some(environment), widget))
 }
 
+/// The partner's script and iframe snippets with no option but its key (and, for the script,
+/// the container `rampart-widget`): what the dashboard's Widget page offers to copy.
+pub(crate) fn default_snippets(
+    service: &Service,
+    partner: &PartnerId,
+    widget: &WidgetConfig,
+) -> rampart_core::Result<(String, String)> {
+    let mut options = Map::new();
+    options.insert("targetContainerId".into(), Value::from("rampart-widget"));
+    let validation = check(service, partner, options, Target::Script, widget)?;
+    let options = validation.options.ok_or(ErrorKind::Internal)?;
+    let script = script_snippet(&options, widget).map_err(|_| rampart_core::Error::new(ErrorKind::Internal))?;
+    Ok((script, iframe_snippet(&options, &IframeOptions::default(), widget)))
+}
+
 /// `?target=url|script` (default `url`).
 fn target(query: Option<&str>) -> Result<Target, ApiError> {
     match Query::parse(query)?.get("target")? {

@@ -1203,7 +1203,7 @@ async fn the_widget_page_is_framed_only_by_the_partners_origins() {
         Some(
             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
              base-uri 'none'; form-action 'none'; \
-             frame-ancestors https://shop.example http://localhost:* http://127.0.0.1:*"
+             frame-ancestors https://shop.example http://localhost:* http://127.0.0.1:* 'self'"
         )
     );
     for (path, file, content_type) in [
