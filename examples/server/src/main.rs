@@ -847,8 +847,13 @@ fn serve(cli: Cli) -> Result<(), Failure> {
                     cli.db.file().and_then(|db| std::fs::read_to_string(demo_key_path(db)).ok()).map(|k| k.trim().to_owned())
                 }
             };
-            if demo_key.is_some() {
+            if let Some(key) = demo_key.clone() {
                 println!("Open {public_url}/demo");
+                let (svc, base) = (service.clone(), public_url.clone());
+                match tokio::task::spawn_blocking(move || demo_dashboard(&svc, &key, &base)).await? {
+                    Ok(lines) => println!("{lines}"),
+                    Err(e) => tracing::warn!(error = %e.message(), "no dashboard invitation for the demo partner"),
+                }
             }
         }
         tracing::info!(%address, environment = environment.as_str(), db = %cli.db.describe(), "listening");
@@ -951,6 +956,29 @@ fn print_demo(creds: &PartnerCredentials, address: std::net::SocketAddr, public_
     );
     println!("Open the widget (sandbox: any http://localhost or 127.0.0.1 page may also embed it):");
     println!("  {public_url}/widget/?publicKey={}", creds.publishable_key);
+}
+
+/// The demo partner's dashboard owner: whom `make run` invites.
+const DEMO_OWNER: &str = "owner@demo.example";
+
+/// What `make run` says about the demo partner's dashboard: a fresh one-time invitation for
+/// its owner while nobody has joined (each start replaces the last link), then where to sign in.
+fn demo_dashboard(service: &Service, publishable_key: &str, public_url: &str) -> rampart_core::Result<String> {
+    let partner =
+        service.partner_by_publishable_key(publishable_key)?.ok_or(rampart_core::ErrorKind::PartnerNotFound)?;
+    let team = service
+        .store()
+        .team(&partner.id)
+        .map_err(|e| rampart_core::Error::new(rampart_core::ErrorKind::Internal).with_cause(e))?;
+    if let Some(owner) = team.members.first() {
+        return Ok(format!("Partner dashboard: {public_url}/dashboard/ (sign in as {})", owner.email));
+    }
+    let issued =
+        service.invite_member_as_operator("demo", &partner.id, DEMO_OWNER, rampart_core::vocab::Role::Owner)?;
+    Ok(format!(
+        "Partner dashboard: open this one-time link (valid 72 hours) to set a password and an authenticator as {DEMO_OWNER}:\n  {}",
+        rampart_server::dashboard::invitation_link(public_url, &issued.token)
+    ))
 }
 
 fn credentials_json(creds: &PartnerCredentials) -> serde_json::Value {

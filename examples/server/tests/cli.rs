@@ -563,6 +563,19 @@ async fn first_start_prints_a_demo_partner_and_a_working_curl_line_then_restarts
     assert!(demo.contains(&format!("<script src=\"http://{address}/widget/v1/rampart.js\" nonce=")), "{demo}");
     assert!(demo.contains("<ol id=\"events\""));
 
+    // Then the demo partner's dashboard: a one-time invitation for its owner, which works.
+    while !server.stdout.iter().any(|l| l.contains("/dashboard/#invite=")) {
+        assert!(server.take(Duration::from_secs(10)), "no invitation line; stdout: {:?}", server.stdout);
+    }
+    let link = server.stdout.iter().find(|l| l.contains("/dashboard/#invite=")).unwrap().trim().to_owned();
+    assert!(link.starts_with(&format!("http://{address}/dashboard/#invite=inv_")), "{link}");
+    let invitation_token = link.split("#invite=").nth(1).unwrap().to_owned();
+    let (status, found) = look_again(address.clone(), invitation_token.clone()).await;
+    assert_eq!(
+        (status, &found["invitation"]["email"], &found["invitation"]["role"]),
+        (200, &json!("owner@demo.example"), &json!("owner"))
+    );
+
     // Paste the curl line: a QR code.
     let resp = client.get(&url).header("authorization", format!("Bearer {key}")).send().await.unwrap();
     assert_eq!(resp.status().as_u16(), 200);
@@ -592,8 +605,16 @@ async fn first_start_prints_a_demo_partner_and_a_working_curl_line_then_restarts
     let (stdout, stderr) = server.terminate();
     // Logs: one line per request, never a key, code, secret, QR data or query string.
     let log = stderr.join("\n");
-    let mut secrets =
-        vec![key.as_str(), manual.as_str(), code.as_str(), "data:image", "otpauth", "contactId=", "Bearer"];
+    let mut secrets = vec![
+        key.as_str(),
+        manual.as_str(),
+        code.as_str(),
+        "data:image",
+        "otpauth",
+        "contactId=",
+        "Bearer",
+        invitation_token.as_str(),
+    ];
     secrets.extend(recovery_codes.iter().map(String::as_str));
     for secret_text in secrets {
         assert!(!log.contains(secret_text), "log holds {secret_text:?}:\n{log}");
@@ -601,7 +622,7 @@ async fn first_start_prints_a_demo_partner_and_a_working_curl_line_then_restarts
     assert!(log.contains(r#"method=GET route="/v1/auth/create2fa" status=200"#), "{log}");
     assert!(log.contains(r#"method=POST route="/v1/auth/enable2fa" status=200"#), "{log}");
     assert!(log.contains(r#"method=GET route="/widget/" status=200"#), "{log}");
-    assert_eq!(stderr.iter().filter(|l| l.contains("rampart::http")).count(), 4);
+    assert_eq!(stderr.iter().filter(|l| l.contains("rampart::http")).count(), 5);
     assert!(log.contains("shutdown signal received"));
     // The key appears on stdout only in the demo block.
     assert!(stdout.iter().filter(|l| l.contains(&key)).count() == 2);
@@ -615,9 +636,21 @@ async fn first_start_prints_a_demo_partner_and_a_working_curl_line_then_restarts
         resp.json::<Value>().await.unwrap(),
         json!({ "message": "2FA is true.", "code": 200, "status": true, "recoveryCodesRemaining": 10 })
     );
+    // The demo line again (the partner is found from the key kept beside the database), and a
+    // new invitation while the owner has not joined: the one before no longer works.
+    while !server.stdout.iter().any(|l| l.contains("/dashboard/#invite=")) {
+        assert!(server.take(Duration::from_secs(10)), "no invitation line; stdout: {:?}", server.stdout);
+    }
+    let (status, _) = look_again(address.clone(), invitation_token).await;
+    assert_eq!(status, 404, "replaced by the new link");
     let (stdout, _) = server.terminate();
-    // Only the demo line again: the partner is found from the key kept beside the database.
-    assert_eq!(stdout, vec![format!("Open http://{address}/demo")]);
+    assert_eq!(stdout.len(), 3, "{stdout:?}");
+    assert_eq!(stdout[0], format!("Open http://{address}/demo"));
+    assert_eq!(
+        stdout[1],
+        "Partner dashboard: open this one-time link (valid 72 hours) to set a password and an authenticator as owner@demo.example:"
+    );
+    assert!(stdout[2].starts_with(&format!("  http://{address}/dashboard/#invite=inv_")), "{stdout:?}");
 }
 
 #[tokio::test]
@@ -713,4 +746,17 @@ fn a_metrics_listener_that_cannot_bind_refuses_the_start() {
     let out = run(&["--db", db.to_str().unwrap(), "--listen", "127.0.0.1:0", "--metrics-listen", "not-an-address"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen for metrics on not-an-address: "));
+}
+
+/// POST /v1/dashboard/invitation on the server at `address`: its status and body.
+async fn look_again(address: String, token: String) -> (u16, Value) {
+    let origin = format!("http://{address}");
+    let r = common::client()
+        .post(format!("{origin}/v1/dashboard/invitation"))
+        .header("origin", &origin)
+        .json(&json!({ "token": token }))
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json::<Value>().await.unwrap())
 }
