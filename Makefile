@@ -4,6 +4,8 @@
 SHELL := /bin/bash
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/rampart-target
 export CARGO_TERM_COLOR ?= never
+# Whole builds only: incremental state would grow the cache by gigabytes per clone path.
+export CARGO_INCREMENTAL ?= 0
 CARGO ?= cargo
 
 .PHONY: test lint unit pg c-abi python node api observability widget e2e dist-step bench run fmt

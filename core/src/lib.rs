@@ -32,6 +32,7 @@ pub mod lifecycle;
 pub mod metrics;
 pub mod partner;
 pub mod recovery;
+pub mod reports;
 pub mod rewrap;
 pub mod service;
 pub mod store;

@@ -19,9 +19,10 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle, Prometheu
 
 use crate::ids::{ContactId, OrderId, PartnerId};
 use crate::store::{
-    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DashboardSessionRecord, DeliveryNext,
-    DeliveryRecord, Effects, InvitationRecord, MemberRecord, OrderRecord, PartnerRecord, SealedSample, SessionRecord,
-    SignInRecord, Store, StoreError, TeamRecord, WebhookEndpointRecord,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactCounts, ContactList, ContactRecord,
+    DashboardSessionRecord, DeliveryNext, DeliveryRecord, Effects, InvitationRecord, MemberRecord, OrderFilter,
+    OrderRecord, PartnerRecord, SealedSample, SessionRecord, SignInRecord, Store, StoreError, TeamRecord,
+    WebhookEndpointRecord,
 };
 
 /// Histogram buckets, in seconds: 0.5 ms to 5 s.
@@ -654,6 +655,30 @@ impl Store for Metered {
         limit: usize,
     ) -> Result<Vec<AuditRow>, StoreError> {
         self.watch("audit_events", self.inner.audit_events(partner, contact, after, limit))
+    }
+    fn orders_page(
+        &self,
+        partner: &PartnerId,
+        filter: &OrderFilter,
+        before: Option<(u64, OrderId)>,
+        limit: usize,
+    ) -> Result<Vec<OrderRecord>, StoreError> {
+        self.watch("orders_page", self.inner.orders_page(partner, filter, before, limit))
+    }
+    fn contact_counts(&self, partner: &PartnerId) -> Result<ContactCounts, StoreError> {
+        self.watch("contact_counts", self.inner.contact_counts(partner))
+    }
+    fn contacts_page(
+        &self,
+        partner: &PartnerId,
+        list: ContactList,
+        after: Option<ContactId>,
+        limit: usize,
+    ) -> Result<Vec<(ContactId, ContactRecord)>, StoreError> {
+        self.watch("contacts_page", self.inner.contacts_page(partner, list, after, limit))
+    }
+    fn webhook_answered(&self, partner: &PartnerId) -> Result<bool, StoreError> {
+        self.watch("webhook_answered", self.inner.webhook_answered(partner))
     }
     fn team(&self, partner: &PartnerId) -> Result<TeamRecord, StoreError> {
         self.watch("team", self.inner.team(partner))

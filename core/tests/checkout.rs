@@ -13,9 +13,10 @@ use rampart_core::checkout::{SESSION_IDLE_SECS, SIGN_IN_CODE_TTL_SECS};
 use rampart_core::ids::OrderId;
 use rampart_core::lifecycle;
 use rampart_core::store::{
-    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DashboardSessionRecord, DeliveryNext,
-    DeliveryRecord, Effects, FaultyStore, InvitationRecord, MemberRecord, OrderRecord, OrderStatus, PartnerRecord,
-    SessionRecord, SignInRecord, Store, StoreError, TeamRecord, WebhookEndpointRecord,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactCounts, ContactList, ContactRecord,
+    DashboardSessionRecord, DeliveryNext, DeliveryRecord, Effects, FaultyStore, InvitationRecord, MemberRecord,
+    OrderFilter, OrderRecord, OrderStatus, PartnerRecord, SessionRecord, SignInRecord, Store, StoreError, TeamRecord,
+    WebhookEndpointRecord,
 };
 use rampart_core::widget::WidgetConfig;
 use rampart_core::{
@@ -1275,6 +1276,34 @@ impl Store for Trip {
     ) -> Result<Vec<AuditRow>, StoreError> {
         self.check("audit_events")?;
         self.inner.audit_events(p, c, after, limit)
+    }
+    fn orders_page(
+        &self,
+        partner: &PartnerId,
+        filter: &OrderFilter,
+        before: Option<(u64, OrderId)>,
+        limit: usize,
+    ) -> Result<Vec<OrderRecord>, StoreError> {
+        self.check("orders_page")?;
+        self.inner.orders_page(partner, filter, before, limit)
+    }
+    fn contact_counts(&self, partner: &PartnerId) -> Result<ContactCounts, StoreError> {
+        self.check("contact_counts")?;
+        self.inner.contact_counts(partner)
+    }
+    fn contacts_page(
+        &self,
+        partner: &PartnerId,
+        list: ContactList,
+        after: Option<ContactId>,
+        limit: usize,
+    ) -> Result<Vec<(ContactId, ContactRecord)>, StoreError> {
+        self.check("contacts_page")?;
+        self.inner.contacts_page(partner, list, after, limit)
+    }
+    fn webhook_answered(&self, partner: &PartnerId) -> Result<bool, StoreError> {
+        self.check("webhook_answered")?;
+        self.inner.webhook_answered(partner)
     }
     fn team(&self, p: &PartnerId) -> Result<TeamRecord, StoreError> {
         self.check("team")?;

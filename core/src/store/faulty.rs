@@ -4,9 +4,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{
-    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DashboardSessionRecord, DeliveryNext,
-    DeliveryRecord, Effects, InvitationRecord, MemberRecord, MemoryStore, OrderRecord, PartnerRecord, SessionRecord,
-    SignInRecord, Store, StoreError, TeamRecord, WebhookEndpointRecord,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactCounts, ContactList, ContactRecord,
+    DashboardSessionRecord, DeliveryNext, DeliveryRecord, Effects, InvitationRecord, MemberRecord, MemoryStore,
+    OrderFilter, OrderRecord, PartnerRecord, SessionRecord, SignInRecord, Store, StoreError, TeamRecord,
+    WebhookEndpointRecord,
 };
 use crate::ids::{ContactId, OrderId, PartnerId};
 
@@ -342,6 +343,34 @@ impl<S: Store> Store for FaultyStore<S> {
         self.inner.audit_events(partner, contact, after, limit)
     }
 
+    fn orders_page(
+        &self,
+        partner: &PartnerId,
+        filter: &OrderFilter,
+        before: Option<(u64, OrderId)>,
+        limit: usize,
+    ) -> Result<Vec<OrderRecord>, StoreError> {
+        self.read()?;
+        self.inner.orders_page(partner, filter, before, limit)
+    }
+    fn contact_counts(&self, partner: &PartnerId) -> Result<ContactCounts, StoreError> {
+        self.read()?;
+        self.inner.contact_counts(partner)
+    }
+    fn contacts_page(
+        &self,
+        partner: &PartnerId,
+        list: ContactList,
+        after: Option<ContactId>,
+        limit: usize,
+    ) -> Result<Vec<(ContactId, ContactRecord)>, StoreError> {
+        self.read()?;
+        self.inner.contacts_page(partner, list, after, limit)
+    }
+    fn webhook_answered(&self, partner: &PartnerId) -> Result<bool, StoreError> {
+        self.read()?;
+        self.inner.webhook_answered(partner)
+    }
     fn team(&self, partner: &PartnerId) -> Result<TeamRecord, StoreError> {
         self.read()?;
         self.inner.team(partner)

@@ -5,9 +5,9 @@ use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::{
-    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DashboardSessionRecord, DeliveryNext,
-    DeliveryRecord, Effects, InvitationRecord, MemberRecord, OrderRecord, PartnerRecord, SessionRecord, SignInRecord,
-    Store, StoreError, TeamRecord, WebhookEndpointRecord,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactCounts, ContactList, ContactRecord,
+    DashboardSessionRecord, DeliveryNext, DeliveryRecord, Effects, InvitationRecord, MemberRecord, OrderFilter,
+    OrderRecord, PartnerRecord, SessionRecord, SignInRecord, Store, StoreError, TeamRecord, WebhookEndpointRecord,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -477,6 +477,69 @@ impl Store for MemoryStore {
             .take(limit)
             .cloned()
             .collect())
+    }
+
+    fn orders_page(
+        &self,
+        partner: &PartnerId,
+        filter: &OrderFilter,
+        before: Option<(u64, OrderId)>,
+        limit: usize,
+    ) -> Result<Vec<OrderRecord>, StoreError> {
+        let inner = self.lock();
+        let mut out: Vec<OrderRecord> = inner
+            .orders
+            .values()
+            .filter(|o| o.partner_id == *partner && filter.matches(o))
+            .filter(|o| before.is_none_or(|cursor| (o.created_at, o.id) < cursor))
+            .cloned()
+            .collect();
+        out.sort_by_key(|o| std::cmp::Reverse((o.created_at, o.id)));
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    fn contact_counts(&self, partner: &PartnerId) -> Result<ContactCounts, StoreError> {
+        let inner = self.lock();
+        let mut c = ContactCounts::default();
+        let range = inner.contacts.range((*partner, ContactId::from_uuid(uuid::Uuid::nil()))..);
+        for (_, rec) in range.take_while(|((p, _), _)| p == partner).filter(|(_, r)| !r.member) {
+            if rec.enabled {
+                c.enabled += 1;
+            } else {
+                c.not_enabled += 1;
+            }
+            c.locked += u64::from(ContactList::Locked.matches(rec));
+            c.kyc_without_2fa += u64::from(ContactList::KycWithout2fa.matches(rec));
+            c.low_recovery_codes += u64::from(ContactList::LowRecoveryCodes.matches(rec));
+        }
+        Ok(c)
+    }
+
+    fn contacts_page(
+        &self,
+        partner: &PartnerId,
+        list: ContactList,
+        after: Option<ContactId>,
+        limit: usize,
+    ) -> Result<Vec<(ContactId, ContactRecord)>, StoreError> {
+        let inner = self.lock();
+        let start = after.unwrap_or_else(|| ContactId::from_uuid(uuid::Uuid::nil()));
+        let range = inner.contacts.range((Bound::Included((*partner, start)), Bound::Unbounded));
+        Ok(range
+            .take_while(|((p, _), _)| p == partner)
+            .filter(|((_, c), r)| Some(*c) != after && list.matches(r))
+            .take(limit)
+            .map(|((_, c), r)| (*c, r.clone()))
+            .collect())
+    }
+
+    fn webhook_answered(&self, partner: &PartnerId) -> Result<bool, StoreError> {
+        let inner = self.lock();
+        let endpoints = inner.webhook_endpoints.get(partner).into_iter().flatten();
+        Ok(endpoints
+            .flat_map(|e| inner.attempts.get(&e.id).into_iter().flatten())
+            .any(|a| a.status.is_some_and(|s| (200..300).contains(&s))))
     }
 
     fn team(&self, partner: &PartnerId) -> Result<TeamRecord, StoreError> {

@@ -568,6 +568,75 @@ impl fmt::Debug for DashboardSessionRecord {
     }
 }
 
+/// The filters of the dashboard's orders list (SPEC 11); `None` is "any".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OrderFilter {
+    /// Only orders in this status.
+    pub status: Option<OrderStatus>,
+    /// Only orders of this coin (its symbol, lower case).
+    pub coin: Option<String>,
+    /// Only this contact's orders.
+    pub contact: Option<ContactId>,
+    /// Only orders created at or after this Unix second.
+    pub from: Option<u64>,
+    /// Only orders created before this Unix second.
+    pub until: Option<u64>,
+}
+
+impl OrderFilter {
+    /// Whether `o` passes (the memory store's test; the SQL stores say the same in SQL).
+    pub fn matches(&self, o: &OrderRecord) -> bool {
+        self.status.is_none_or(|s| s == o.status)
+            && self.coin.as_ref().is_none_or(|c| *c == o.coin)
+            && self.contact.is_none_or(|c| c == o.contact_id)
+            && self.from.is_none_or(|t| o.created_at >= t)
+            && self.until.is_none_or(|t| o.created_at < t)
+    }
+}
+
+/// A partner's contacts by 2FA state (team members never counted).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ContactCounts {
+    /// 2FA enabled.
+    pub enabled: u64,
+    /// A 2FA record, not enabled (created, disabled, reset).
+    pub not_enabled: u64,
+    /// Locked after [`crate::lifecycle::LOCK_AFTER`] failures.
+    pub locked: u64,
+    /// KYC passed, 2FA not enabled.
+    pub kyc_without_2fa: u64,
+    /// 2FA enabled with [`LOW_RECOVERY_CODES`] or fewer recovery codes left.
+    pub low_recovery_codes: u64,
+}
+
+/// "Few recovery codes left": at most this many.
+pub const LOW_RECOVERY_CODES: u32 = 3;
+
+/// The contact lists of the dashboard (SPEC 11), each in contact id order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContactList {
+    /// KYC passed, 2FA not enabled (the seed's rule, before any waiver).
+    KycWithout2fa,
+    /// Locked.
+    Locked,
+    /// 2FA enabled with [`LOW_RECOVERY_CODES`] or fewer recovery codes left.
+    LowRecoveryCodes,
+}
+
+impl ContactList {
+    /// Whether `rec` belongs to the list.
+    pub fn matches(self, rec: &ContactRecord) -> bool {
+        !rec.member
+            && match self {
+                Self::KycWithout2fa => rec.kyc_passed && !rec.enabled,
+                Self::Locked => rec.failures >= crate::lifecycle::LOCK_AFTER,
+                Self::LowRecoveryCodes => {
+                    rec.enabled && rec.recovery.as_ref().is_some_and(|r| r.remaining() <= LOW_RECOVERY_CODES)
+                }
+            }
+    }
+}
+
 /// A widget session as stored: only the SHA-256 of its bearer token, never the token.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SessionRecord {
@@ -931,6 +1000,32 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// How many deliveries are pending, over every partner (`rampart_webhook_queue_depth`).
     fn webhook_queue_depth(&self) -> Result<u64, StoreError>;
+
+    /// Up to `limit` of the partner's orders passing `filter`, newest first (by `created_at`,
+    /// then id, both descending), after the `(created_at, id)` cursor `before`.
+    fn orders_page(
+        &self,
+        partner: &PartnerId,
+        filter: &OrderFilter,
+        before: Option<(u64, OrderId)>,
+        limit: usize,
+    ) -> Result<Vec<OrderRecord>, StoreError>;
+
+    /// The partner's contacts counted by 2FA state, in the store (no contact is loaded).
+    fn contact_counts(&self, partner: &PartnerId) -> Result<ContactCounts, StoreError>;
+
+    /// Up to `limit` of the partner's contacts on `list`, in contact id order, after `after`:
+    /// each id with its record.
+    fn contacts_page(
+        &self,
+        partner: &PartnerId,
+        list: ContactList,
+        after: Option<ContactId>,
+        limit: usize,
+    ) -> Result<Vec<(ContactId, ContactRecord)>, StoreError>;
+
+    /// Whether one of the partner's webhook endpoints ever answered an attempt with a 2xx.
+    fn webhook_answered(&self, partner: &PartnerId) -> Result<bool, StoreError>;
 
     /// A partner's team (empty for an unknown partner).
     fn team(&self, partner: &PartnerId) -> Result<TeamRecord, StoreError>;

@@ -56,10 +56,10 @@ use sha2::{Digest, Sha256};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{
-    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DashboardSessionRecord, DeliveryNext,
-    DeliveryRecord, Effects, InvitationRecord, MemberRecord, OrderRecord, OrderStatus, PartnerRecord, PreviousKey,
-    RecoveryCodeSet, SealedSample, SessionRecord, SignInRecord, Store, StoreError, TeamRecord, WebhookEndpointRecord,
-    WebhookEvent,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactCounts, ContactList, ContactRecord,
+    DashboardSessionRecord, DeliveryNext, DeliveryRecord, Effects, InvitationRecord, MemberRecord, OrderFilter,
+    OrderRecord, OrderStatus, PartnerRecord, PreviousKey, RecoveryCodeSet, SealedSample, SessionRecord, SignInRecord,
+    Store, StoreError, TeamRecord, WebhookEndpointRecord, WebhookEvent,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -348,7 +348,18 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX dashboard_sessions_by_partner ON dashboard_sessions (partner_id, member_id);
     CREATE INDEX dashboard_sessions_last_seen ON dashboard_sessions (last_seen_at);",
+    // 6: the dashboard's lists (SPEC 11): a partner's orders newest first, and its contacts
+    // locked or with few recovery codes left (kept beside the set, filled in for the sets there
+    // are by the migration's second half).
+    "ALTER TABLE contacts ADD COLUMN recovery_remaining BIGINT;
+    CREATE INDEX widget_orders_by_partner ON widget_orders (partner_id, created_at DESC, id DESC);
+    CREATE INDEX contacts_locked ON contacts (partner_id, contact_id) WHERE failures >= 100 AND NOT member;
+    CREATE INDEX contacts_low_recovery_codes ON contacts (partner_id, contact_id)
+        WHERE enabled AND recovery_remaining <= 3 AND NOT member;",
 ];
+
+/// The schema version that adds `contacts.recovery_remaining`, filled in from the stored sets.
+const RECOVERY_REMAINING_VERSION: usize = 6;
 
 /// The schema version whose migration moves the operator log into the audit chains.
 const AUDIT_CHAIN_VERSION: usize = 2;
@@ -361,6 +372,7 @@ const MIGRATION_CHANGED: &[&str] = &[
     "schema_migrations: version 3 was applied from SQL other than this library's (checksum differs)",
     "schema_migrations: version 4 was applied from SQL other than this library's (checksum differs)",
     "schema_migrations: version 5 was applied from SQL other than this library's (checksum differs)",
+    "schema_migrations: version 6 was applied from SQL other than this library's (checksum differs)",
 ];
 
 const _: () = assert!(MIGRATION_CHANGED.len() == MIGRATIONS.len());
@@ -682,6 +694,21 @@ fn run_with_effects<R>(
 
 /// Migration 2's second half: the operator log's rows (oldest first) become the first rows of
 /// their partners' chains, then the log table goes.
+/// Migration 6's second half: each stored set's count of unused codes.
+fn fill_recovery_remaining(tx: &mut postgres::Transaction<'_>) -> Result<(), StoreError> {
+    let sets =
+        tx.query("SELECT partner_id, contact_id, recovery_codes FROM contacts WHERE recovery_codes IS NOT NULL", &[])?;
+    for row in &sets {
+        let (p, c): (&[u8], &[u8]) = (row.try_get(0)?, row.try_get(1)?);
+        let remaining = i64::from(RecoveryCodeSet::from_bytes(row.try_get(2)?)?.remaining());
+        tx.execute(
+            "UPDATE contacts SET recovery_remaining = $3 WHERE partner_id = $1 AND contact_id = $2",
+            &[&p, &c, &remaining],
+        )?;
+    }
+    Ok(())
+}
+
 fn chain_operator_log(tx: &mut postgres::Transaction<'_>) -> Result<(), StoreError> {
     let legacy = tx
         .query("SELECT partner_id, contact_id, at, operator, action FROM audit_log ORDER BY id", &[])?
@@ -773,7 +800,7 @@ macro_rules! update_contact_sql {
         "UPDATE contacts SET kyc_passed = $3, enabled = $4, secret = $5, pending = $6, \
          pending_created_at = $7, last_step = $8, failures = $9, last_failure_at = $10, \
          recovery_codes = $11, recovery_failures = $12, recovery_last_failure_at = $13, hold_until = $14, \
-         member = $15 WHERE partner_id = $1 AND contact_id = $2"
+         member = $15, recovery_remaining = $16 WHERE partner_id = $1 AND contact_id = $2"
     };
 }
 
@@ -781,13 +808,13 @@ macro_rules! update_contact_sql {
 const UPDATE_CONTACT: &str = update_contact_sql!();
 
 /// The parameters of [`UPDATE_CONTACT`]: the key and the record's columns.
-const CONTACT_FIELDS: usize = 15;
+const CONTACT_FIELDS: usize = 16;
 
 /// [`UPDATE_CONTACT`] with its audit events, in one statement: lock the partner's head, insert
 /// the rows linked to it and to each other (each hash finished from [`chain::canonical_prefix`]
 /// with the previous row's hash and the next `seq`, as the chain rule makes it), move the head.
 /// Answers one row, the head's, when the partner exists. `drafts` (1 or 2: an enable writes
-/// `2fa.enabled` and `recovery_codes.issued`) take 7 parameters each after the record's 15.
+/// `2fa.enabled` and `recovery_codes.issued`) take 7 parameters each after the record's 16.
 fn update_contact_audited_sql(drafts: usize) -> String {
     let mut sql = format!(
         "WITH contact AS ({UPDATE_CONTACT}), \
@@ -1089,6 +1116,9 @@ impl PostgresStore {
             if i + 1 == AUDIT_CHAIN_VERSION {
                 chain_operator_log(&mut tx)?;
             }
+            if i + 1 == RECOVERY_REMAINING_VERSION {
+                fill_recovery_remaining(&mut tx)?;
+            }
             let version = i32::try_from(i + 1).map_err(|_| backend("too many migrations"))?;
             let checksum = Sha256::digest(sql.as_bytes()).to_vec();
             tx.execute("INSERT INTO schema_migrations (version, checksum) VALUES ($1, $2)", &[&version, &checksum])?;
@@ -1275,20 +1305,25 @@ macro_rules! contact_columns {
 }
 
 fn contact_from_row(row: &Row) -> Result<ContactRecord, StoreError> {
+    contact_from_row_at(row, 0)
+}
+
+/// [`contact_from_row`] for columns starting at `at`.
+fn contact_from_row_at(row: &Row, at: usize) -> Result<ContactRecord, StoreError> {
     Ok(ContactRecord {
-        kyc_passed: row.try_get(0)?,
-        enabled: row.try_get(1)?,
-        secret: row.try_get(2)?,
-        pending: row.try_get(3)?,
-        pending_created_at: opt_time(row, 4)?,
-        last_step: opt_time(row, 5)?,
-        failures: count(row, 6)?,
-        last_failure_at: opt_time(row, 7)?,
-        recovery: row.try_get::<_, Option<Vec<u8>>>(8)?.map(|b| RecoveryCodeSet::from_bytes(&b)).transpose()?,
-        recovery_failures: count(row, 9)?,
-        recovery_last_failure_at: opt_time(row, 10)?,
-        hold_until: opt_time(row, 11)?,
-        member: row.try_get(12)?,
+        kyc_passed: row.try_get(at)?,
+        enabled: row.try_get(at + 1)?,
+        secret: row.try_get(at + 2)?,
+        pending: row.try_get(at + 3)?,
+        pending_created_at: opt_time(row, at + 4)?,
+        last_step: opt_time(row, at + 5)?,
+        failures: count(row, at + 6)?,
+        last_failure_at: opt_time(row, at + 7)?,
+        recovery: row.try_get::<_, Option<Vec<u8>>>(at + 8)?.map(|b| RecoveryCodeSet::from_bytes(&b)).transpose()?,
+        recovery_failures: count(row, at + 9)?,
+        recovery_last_failure_at: opt_time(row, at + 10)?,
+        hold_until: opt_time(row, at + 11)?,
+        member: row.try_get(at + 12)?,
     })
 }
 
@@ -1613,6 +1648,36 @@ const ORDERS_NEXT_PAGE: &str = concat!(
      AND (created_at < $3 OR (created_at = $3 AND id < $4)) ORDER BY created_at DESC, id DESC LIMIT $5"
 );
 
+/// A partner's orders passing the dashboard's filters (`$2` status, `$3` coin, `$4` contact,
+/// `$5` from, `$6` until; NULL is "any"), older than the `(created_at, id)` cursor `($7, $8)`,
+/// newest first, through `widget_orders_by_partner`.
+const ORDERS_FILTERED: &str = concat!(
+    "SELECT ",
+    order_columns!(),
+    " FROM widget_orders WHERE partner_id = $1 \
+     AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR coin = $3) \
+     AND ($4::bytea IS NULL OR contact_id = $4) \
+     AND ($5::bigint IS NULL OR created_at >= $5) AND ($6::bigint IS NULL OR created_at < $6) \
+     AND (created_at < $7 OR (created_at = $7 AND id < $8)) ORDER BY created_at DESC, id DESC LIMIT $9"
+);
+
+/// The dashboard's contact lists, after the contact id `$2` (every one when `$3`), through
+/// their partial indexes.
+macro_rules! contacts_list {
+    ($condition:literal) => {
+        concat!(
+            "SELECT contact_id, ",
+            contact_columns!(),
+            " FROM contacts WHERE partner_id = $1 AND ($3 OR contact_id > $2) AND NOT member AND ",
+            $condition,
+            " ORDER BY contact_id LIMIT $4"
+        )
+    };
+}
+const CONTACTS_KYC_WITHOUT_2FA: &str = contacts_list!("kyc_passed AND NOT enabled");
+const CONTACTS_LOCKED: &str = contacts_list!("failures >= 100");
+const CONTACTS_LOW_RECOVERY_CODES: &str = contacts_list!("enabled AND recovery_remaining <= 3");
+
 impl Store for PostgresStore {
     fn insert_partner(&self, partner: &PartnerRecord) -> Result<(), StoreError> {
         write_partner(&mut *self.conn()?, partner, true)
@@ -1754,6 +1819,7 @@ impl Store for PostgresStore {
                 i64::from(record.failures),
                 record.last_failure_at.map(to_sql_u64),
             );
+            let remaining = record.recovery.as_ref().map(|r| i64::from(r.remaining()));
             let (recovery, recovery_failures, recovery_failed_at, hold_until) = (
                 record.recovery.as_ref().map(RecoveryCodeSet::to_bytes),
                 i64::from(record.recovery_failures),
@@ -1776,6 +1842,7 @@ impl Store for PostgresStore {
                 &recovery_failed_at,
                 &hold_until,
                 &record.member,
+                &remaining,
             ];
             match effects.audit.as_slice() {
                 // The usual audited change, one event: the record, the row and the head in one
@@ -2213,6 +2280,79 @@ impl Store for PostgresStore {
                 audit_row_from_row,
             ),
         })
+    }
+
+    fn orders_page(
+        &self,
+        partner: &PartnerId,
+        filter: &OrderFilter,
+        before: Option<(u64, OrderId)>,
+        limit: usize,
+    ) -> Result<Vec<OrderRecord>, StoreError> {
+        let (at, id) = before.map_or((i64::MAX, [0xff; 16]), |(t, id)| (to_sql_u64(t), *id.as_bytes()));
+        let (p, limit) = (partner.as_bytes().as_slice(), to_sql_limit(limit));
+        let status = filter.status.map(OrderStatus::as_str);
+        let contact = filter.contact.as_ref().map(|c| c.as_bytes().as_slice());
+        let (from, until) = (filter.from.map(to_sql_u64), filter.until.map(to_sql_u64));
+        let id = id.as_slice();
+        self.again_if_lost(|conn| {
+            all(
+                conn,
+                ORDERS_FILTERED,
+                &[&p, &status, &filter.coin, &contact, &from, &until, &at, &id, &limit],
+                order_from_row,
+            )
+        })
+    }
+
+    fn contact_counts(&self, partner: &PartnerId) -> Result<ContactCounts, StoreError> {
+        let sql = "SELECT count(*) FILTER (WHERE enabled), count(*) FILTER (WHERE NOT enabled), \
+                   count(*) FILTER (WHERE failures >= 100), count(*) FILTER (WHERE kyc_passed AND NOT enabled), \
+                   count(*) FILTER (WHERE enabled AND recovery_remaining <= 3) \
+                   FROM contacts WHERE partner_id = $1 AND NOT member";
+        let p = partner.as_bytes().as_slice();
+        let found = self.again_if_lost(|conn| {
+            one(conn, sql, &[&p], |r| {
+                let n = |i: usize| -> Result<u64, StoreError> {
+                    u64::try_from(r.try_get::<_, i64>(i)?).map_err(|_| StoreError::Corrupt("negative count"))
+                };
+                Ok(ContactCounts {
+                    enabled: n(0)?,
+                    not_enabled: n(1)?,
+                    locked: n(2)?,
+                    kyc_without_2fa: n(3)?,
+                    low_recovery_codes: n(4)?,
+                })
+            })
+        })?;
+        Ok(found.unwrap_or_default())
+    }
+
+    fn contacts_page(
+        &self,
+        partner: &PartnerId,
+        list: ContactList,
+        after: Option<ContactId>,
+        limit: usize,
+    ) -> Result<Vec<(ContactId, ContactRecord)>, StoreError> {
+        let sql = match list {
+            ContactList::KycWithout2fa => CONTACTS_KYC_WITHOUT_2FA,
+            ContactList::Locked => CONTACTS_LOCKED,
+            ContactList::LowRecoveryCodes => CONTACTS_LOW_RECOVERY_CODES,
+        };
+        let first = after.is_none();
+        let after = after.map_or([0u8; 16], |c| *c.as_bytes());
+        let (p, a, limit) = (partner.as_bytes().as_slice(), after.as_slice(), to_sql_limit(limit));
+        self.again_if_lost(|conn| {
+            all(conn, sql, &[&p, &a, &first, &limit], |r| Ok((id(r, 0)?, contact_from_row_at(r, 1)?)))
+        })
+    }
+
+    fn webhook_answered(&self, partner: &PartnerId) -> Result<bool, StoreError> {
+        let sql = "SELECT 1 FROM webhook_endpoints e JOIN webhook_attempts a ON a.endpoint_id = e.id \
+                   WHERE e.partner_id = $1 AND a.status BETWEEN 200 AND 299 LIMIT 1";
+        let p = partner.as_bytes().as_slice();
+        Ok(self.again_if_lost(|conn| one(conn, sql, &[&p], |_| Ok(())))?.is_some())
     }
 
     fn team(&self, partner: &PartnerId) -> Result<TeamRecord, StoreError> {

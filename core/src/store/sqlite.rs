@@ -18,10 +18,10 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::{
-    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactRecord, DashboardSessionRecord, DeliveryNext,
-    DeliveryRecord, Effects, InvitationRecord, MemberRecord, OrderRecord, OrderStatus, PartnerRecord, PreviousKey,
-    RecoveryCodeSet, SealedSample, SessionRecord, SignInRecord, Store, StoreError, TeamRecord, WebhookEndpointRecord,
-    WebhookEvent,
+    AttemptRecord, AuditHead, AuditRow, ClaimedDelivery, ContactCounts, ContactList, ContactRecord,
+    DashboardSessionRecord, DeliveryNext, DeliveryRecord, Effects, InvitationRecord, MemberRecord, OrderFilter,
+    OrderRecord, OrderStatus, PartnerRecord, PreviousKey, RecoveryCodeSet, SealedSample, SessionRecord, SignInRecord,
+    Store, StoreError, TeamRecord, WebhookEndpointRecord, WebhookEvent,
 };
 use crate::chain;
 use crate::ids::{ContactId, OrderId, PartnerId};
@@ -260,7 +260,18 @@ const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX dashboard_sessions_by_partner ON dashboard_sessions (partner_id, member_id);
     CREATE INDEX dashboard_sessions_last_seen ON dashboard_sessions (last_seen_at);",
+    // 8: the dashboard's lists (SPEC 11): a partner's orders newest first, and its contacts
+    // locked or with few recovery codes left (kept beside the set, filled in for the sets there
+    // are by the migration's second half).
+    "ALTER TABLE contacts ADD COLUMN recovery_remaining INTEGER;
+    CREATE INDEX widget_orders_by_partner ON widget_orders (partner_id, created_at DESC, id DESC);
+    CREATE INDEX contacts_locked ON contacts (partner_id, contact_id) WHERE failures >= 100 AND member = 0;
+    CREATE INDEX contacts_low_recovery_codes ON contacts (partner_id, contact_id)
+        WHERE enabled = 1 AND recovery_remaining <= 3 AND member = 0;",
 ];
+
+/// The schema version that adds `contacts.recovery_remaining`, filled in from the stored sets.
+const RECOVERY_REMAINING_VERSION: usize = 8;
 
 /// The schema version whose migration moves the operator log into the audit chains.
 const AUDIT_CHAIN_VERSION: usize = 4;
@@ -381,6 +392,9 @@ impl SqliteStore {
             if i + 1 == AUDIT_CHAIN_VERSION {
                 chain_operator_log(&tx)?;
             }
+            if i + 1 == RECOVERY_REMAINING_VERSION {
+                fill_recovery_remaining(&tx)?;
+            }
             tx.pragma_update(None, "user_version", i + 1)?;
         }
         tx.commit()?;
@@ -424,6 +438,21 @@ impl SqliteStore {
 
 /// Migration 4's second half: the operator log's rows (oldest first) become the first rows of
 /// their partners' chains, then the log table goes.
+/// Migration 8's second half: each stored set's count of unused codes.
+fn fill_recovery_remaining(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+    let sets: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = tx
+        .prepare("SELECT partner_id, contact_id, recovery_codes FROM contacts WHERE recovery_codes IS NOT NULL")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut update =
+        tx.prepare("UPDATE contacts SET recovery_remaining = ?3 WHERE partner_id = ?1 AND contact_id = ?2")?;
+    for (partner, contact, set) in sets {
+        let remaining = RecoveryCodeSet::from_bytes(&set)?.remaining();
+        update.execute(params![partner, contact, remaining])?;
+    }
+    Ok(())
+}
+
 fn chain_operator_log(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
     let legacy: Vec<chain::LegacyEntry> = tx
         .prepare("SELECT partner_id, contact_id, at, operator, action FROM audit_log ORDER BY id")?
@@ -572,26 +601,32 @@ macro_rules! contact_columns {
 }
 
 fn contact_from_row(row: &Row<'_>) -> rusqlite::Result<ContactRecord> {
-    let opt_u64 =
-        |i: usize| -> rusqlite::Result<Option<u64>> { row.get::<_, Option<i64>>(i)?.map(from_sql_u64).transpose() };
+    contact_from_row_at(row, 0)
+}
+
+/// [`contact_from_row`] for columns starting at `at`.
+fn contact_from_row_at(row: &Row<'_>, at: usize) -> rusqlite::Result<ContactRecord> {
+    let opt_u64 = |i: usize| -> rusqlite::Result<Option<u64>> {
+        row.get::<_, Option<i64>>(at + i)?.map(from_sql_u64).transpose()
+    };
     Ok(ContactRecord {
-        kyc_passed: row.get(0)?,
-        enabled: row.get(1)?,
-        secret: row.get(2)?,
-        pending: row.get(3)?,
+        kyc_passed: row.get(at)?,
+        enabled: row.get(at + 1)?,
+        secret: row.get(at + 2)?,
+        pending: row.get(at + 3)?,
         pending_created_at: opt_u64(4)?,
         last_step: opt_u64(5)?,
-        failures: row.get(6)?,
+        failures: row.get(at + 6)?,
         last_failure_at: opt_u64(7)?,
         recovery: row
-            .get::<_, Option<Vec<u8>>>(8)?
+            .get::<_, Option<Vec<u8>>>(at + 8)?
             .map(|b| RecoveryCodeSet::from_bytes(&b))
             .transpose()
-            .map_err(|_| corrupt(8, "recovery codes do not decode"))?,
-        recovery_failures: row.get(9)?,
+            .map_err(|_| corrupt(at + 8, "recovery codes do not decode"))?,
+        recovery_failures: row.get(at + 9)?,
         recovery_last_failure_at: opt_u64(10)?,
         hold_until: opt_u64(11)?,
-        member: row.get(12)?,
+        member: row.get(at + 12)?,
     })
 }
 
@@ -1007,6 +1042,35 @@ const ORDERS_NEXT_PAGE: &str = concat!(
      AND (created_at < ?3 OR (created_at = ?3 AND id < ?4)) ORDER BY created_at DESC, id DESC LIMIT ?5"
 );
 
+/// A partner's orders passing the dashboard's filters (`?2` status, `?3` coin, `?4` contact,
+/// `?5` from, `?6` until; NULL is "any"), older than the `(created_at, id)` cursor `(?7, ?8)`,
+/// newest first, through `widget_orders_by_partner`.
+const ORDERS_FILTERED: &str = concat!(
+    "SELECT ",
+    order_columns!(),
+    " FROM widget_orders WHERE partner_id = ?1 \
+     AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR coin = ?3) AND (?4 IS NULL OR contact_id = ?4) \
+     AND (?5 IS NULL OR created_at >= ?5) AND (?6 IS NULL OR created_at < ?6) \
+     AND (created_at < ?7 OR (created_at = ?7 AND id < ?8)) ORDER BY created_at DESC, id DESC LIMIT ?9"
+);
+
+/// The dashboard's contact lists, after the contact id `?2` (every one when `?3`), through
+/// their partial indexes.
+macro_rules! contacts_list {
+    ($condition:literal) => {
+        concat!(
+            "SELECT contact_id, ",
+            contact_columns!(),
+            " FROM contacts WHERE partner_id = ?1 AND (?3 OR contact_id > ?2) AND member = 0 AND ",
+            $condition,
+            " ORDER BY contact_id LIMIT ?4"
+        )
+    };
+}
+const CONTACTS_KYC_WITHOUT_2FA: &str = contacts_list!("kyc_passed = 1 AND enabled = 0");
+const CONTACTS_LOCKED: &str = contacts_list!("failures >= 100");
+const CONTACTS_LOW_RECOVERY_CODES: &str = contacts_list!("enabled = 1 AND recovery_remaining <= 3");
+
 /// Sessions idle since `?1`, through the `widget_sessions_last_seen` index.
 const PURGE_IDLE_SESSIONS: &str = "DELETE FROM widget_sessions WHERE last_seen_at < ?1";
 
@@ -1177,8 +1241,8 @@ impl Store for SqliteStore {
                 tx.prepare_cached(concat!(
                     "INSERT INTO contacts (partner_id, contact_id, ",
                     contact_columns!(),
-                    ")
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+                    ", recovery_remaining)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
                      ON CONFLICT (partner_id, contact_id) DO UPDATE SET
                         kyc_passed = excluded.kyc_passed, enabled = excluded.enabled,
                         secret = excluded.secret, pending = excluded.pending,
@@ -1188,7 +1252,8 @@ impl Store for SqliteStore {
                         recovery_codes = excluded.recovery_codes,
                         recovery_failures = excluded.recovery_failures,
                         recovery_last_failure_at = excluded.recovery_last_failure_at,
-                        hold_until = excluded.hold_until, member = excluded.member"
+                        hold_until = excluded.hold_until, member = excluded.member,
+                        recovery_remaining = excluded.recovery_remaining"
                 ))?
                 .execute(params![
                     partner.as_bytes(),
@@ -1206,6 +1271,7 @@ impl Store for SqliteStore {
                     record.recovery_last_failure_at.map(to_sql_u64),
                     record.hold_until.map(to_sql_u64),
                     record.member,
+                    record.recovery.as_ref().map(RecoveryCodeSet::remaining),
                 ])?;
             }
             write_effects(tx, partner, &effects)
@@ -1640,6 +1706,92 @@ impl Store for SqliteStore {
         })
     }
 
+    fn orders_page(
+        &self,
+        partner: &PartnerId,
+        filter: &OrderFilter,
+        before: Option<(u64, OrderId)>,
+        limit: usize,
+    ) -> Result<Vec<OrderRecord>, StoreError> {
+        let (at, id) = before.map_or((i64::MAX, [0xff; 16]), |(t, id)| (to_sql_u64(t), *id.as_bytes()));
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.read(|conn| {
+            conn.prepare_cached(ORDERS_FILTERED)?
+                .query_map(
+                    params![
+                        partner.as_bytes(),
+                        filter.status.map(OrderStatus::as_str),
+                        filter.coin,
+                        filter.contact.as_ref().map(ContactId::as_bytes),
+                        filter.from.map(to_sql_u64),
+                        filter.until.map(to_sql_u64),
+                        at,
+                        id,
+                        limit,
+                    ],
+                    order_from_row,
+                )?
+                .collect()
+        })
+    }
+
+    fn contact_counts(&self, partner: &PartnerId) -> Result<ContactCounts, StoreError> {
+        self.read(|conn| {
+            conn.prepare_cached(
+                "SELECT COALESCE(SUM(enabled = 1), 0), COALESCE(SUM(enabled = 0), 0), \
+                 COALESCE(SUM(failures >= 100), 0), COALESCE(SUM(kyc_passed = 1 AND enabled = 0), 0), \
+                 COALESCE(SUM(enabled = 1 AND recovery_remaining <= 3), 0) \
+                 FROM contacts WHERE partner_id = ?1 AND member = 0",
+            )?
+            .query_row([partner.as_bytes()], |r| {
+                let n = |i: usize| r.get::<_, i64>(i).map(|v| u64::try_from(v).unwrap_or(0));
+                Ok(ContactCounts {
+                    enabled: n(0)?,
+                    not_enabled: n(1)?,
+                    locked: n(2)?,
+                    kyc_without_2fa: n(3)?,
+                    low_recovery_codes: n(4)?,
+                })
+            })
+        })
+    }
+
+    fn contacts_page(
+        &self,
+        partner: &PartnerId,
+        list: ContactList,
+        after: Option<ContactId>,
+        limit: usize,
+    ) -> Result<Vec<(ContactId, ContactRecord)>, StoreError> {
+        let sql = match list {
+            ContactList::KycWithout2fa => CONTACTS_KYC_WITHOUT_2FA,
+            ContactList::Locked => CONTACTS_LOCKED,
+            ContactList::LowRecoveryCodes => CONTACTS_LOW_RECOVERY_CODES,
+        };
+        let first = after.is_none();
+        let after = after.map_or([0u8; 16], |c| *c.as_bytes());
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.read(|conn| {
+            conn.prepare_cached(sql)?
+                .query_map(params![partner.as_bytes(), after, first, limit], |r| {
+                    Ok((uuid_col(r, 0)?, contact_from_row_at(r, 1)?))
+                })?
+                .collect()
+        })
+    }
+
+    fn webhook_answered(&self, partner: &PartnerId) -> Result<bool, StoreError> {
+        self.read(|conn| {
+            conn.prepare_cached(
+                "SELECT 1 FROM webhook_endpoints e JOIN webhook_attempts a ON a.endpoint_id = e.id \
+                 WHERE e.partner_id = ?1 AND a.status BETWEEN 200 AND 299 LIMIT 1",
+            )?
+            .query_row([partner.as_bytes()], |_| Ok(()))
+            .optional()
+            .map(|found| found.is_some())
+        })
+    }
+
     fn team(&self, partner: &PartnerId) -> Result<TeamRecord, StoreError> {
         self.read(|c| select_team(c, partner))
     }
@@ -1773,9 +1925,9 @@ mod tests {
             .unwrap();
         }
         let store = SqliteStore::open(&path).unwrap();
-        assert_eq!(MIGRATIONS.len(), 7);
+        assert_eq!(MIGRATIONS.len(), 8);
         let version: usize = lock(&store.writer).pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-        assert_eq!(version, 7);
+        assert_eq!(version, 8);
         assert_eq!(store.partner(&partner).unwrap().unwrap().name, "Acme");
         let o = sample_order(partner);
         store.insert_order(&o, &Effects::default()).unwrap();
@@ -1784,6 +1936,38 @@ mod tests {
         // Opening again runs nothing more.
         let again = SqliteStore::open(&path).unwrap();
         assert_eq!(again.count_partners().unwrap(), 1);
+    }
+
+    #[test]
+    fn a_version_7_file_counts_its_recovery_codes() {
+        use crate::store::{ContactList, RecoveryCodeSlot};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v7.db");
+        let (p, c) = (PartnerId::random(), ContactId::random());
+        let set = RecoveryCodeSet {
+            id: [3; 16],
+            codes: (0..10u8).map(|i| RecoveryCodeSlot { hash: [i; 32], used: i >= 2 }).collect(),
+        };
+        {
+            let conn = Connection::open(&path).unwrap();
+            for sql in &MIGRATIONS[..7] {
+                conn.execute_batch(sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 7).unwrap();
+            conn.execute(
+                "INSERT INTO contacts (partner_id, contact_id, kyc_passed, enabled, recovery_codes) \
+                 VALUES (?1, ?2, 0, 1, ?3)",
+                params![p.as_bytes(), c.as_bytes(), set.to_bytes()],
+            )
+            .unwrap();
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        let low = store.contacts_page(&p, ContactList::LowRecoveryCodes, None, 10).unwrap();
+        assert_eq!(
+            low.iter().map(|(id, r)| (*id, r.recovery.as_ref().map(RecoveryCodeSet::remaining))).collect::<Vec<_>>(),
+            [(c, Some(2))]
+        );
+        assert_eq!(store.contact_counts(&p).unwrap().low_recovery_codes, 1);
     }
 
     #[test]

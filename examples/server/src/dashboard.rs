@@ -24,7 +24,8 @@ use zeroize::Zeroizing;
 use crate::AppState;
 use crate::error::{ApiError, body_response};
 use crate::handlers::{Caller, blocking};
-use crate::input::JsonObject;
+use crate::input::{JsonObject, Query};
+use rampart_core::store::{ContactList, OrderFilter, OrderStatus};
 
 /// The session cookie's name over http.
 pub const COOKIE: &str = "rampart_dashboard";
@@ -638,6 +639,287 @@ pub(crate) async fn audit(State(state): State<AppState>, dashboard: Dashboard, R
     .await
 }
 
+// ---- Overview, orders, contacts ------------------------------------------------------------
+
+/// GET /v1/dashboard/overview: the environment, the widget's approval and the go-live checklist.
+pub(crate) async fn overview(State(state): State<AppState>, dashboard: Dashboard) -> Response {
+    run(
+        &state,
+        move |s| s.overview(&dashboard.read(s)?.member.partner_id),
+        |o| {
+            ok(
+                "Overview retrieved.",
+                json!({
+                    "environment": o.environment.as_str(),
+                    "widgetApproved": o.widget_approved,
+                    "checklist": {
+                        "originRegistered": o.origin_registered,
+                        "sandboxOrderPlaced": o.sandbox_order_placed,
+                        "webhookAnswered": o.webhook_answered,
+                    },
+                }),
+            )
+        },
+    )
+    .await
+}
+
+/// A `YYYY-MM-DD` date (UTC) as the Unix second it starts; 400 naming `name` otherwise.
+fn date(name: &str, text: &str) -> Result<u64, ApiError> {
+    let rule = || ApiError::invalid(name, "must be a date YYYY-MM-DD");
+    let shaped = text.len() == 10
+        && text.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
+    if !shaped {
+        return Err(rule());
+    }
+    let millis = rampart_core::audit::parse_rfc3339_millis(&format!("{text}T00:00:00Z")).ok_or_else(rule)?;
+    // The parser accepts what it can read; a date that does not print back (2026-02-30) is not one.
+    if rampart_core::recovery::rfc3339(millis / 1000).get(..10) != Some(text) {
+        return Err(rule());
+    }
+    Ok(millis / 1000)
+}
+
+/// The orders list's filters from the query: `status`, `coin`, `from`, `to` (inclusive),
+/// `contactId`; each a 400 naming it when malformed.
+fn order_filter(q: &Query) -> Result<OrderFilter, ApiError> {
+    let status = match q.get("status")? {
+        None | Some("") => None,
+        Some(s) => Some(
+            OrderStatus::from_name(s)
+                .ok_or_else(|| ApiError::invalid("status", "must be created, completed or failed"))?,
+        ),
+    };
+    let coin = match q.get("coin")? {
+        None | Some("") => None,
+        Some(c) if (1..=16).contains(&c.len()) && c.bytes().all(|b| b.is_ascii_alphanumeric()) => {
+            Some(c.to_ascii_lowercase())
+        }
+        Some(_) => return Err(ApiError::invalid("coin", "must be a coin symbol such as btc")),
+    };
+    let contact = match q.get("contactId")? {
+        None | Some("") => None,
+        Some(c) => Some(rampart_core::ContactId::parse(c).map_err(ApiError)?),
+    };
+    let from = q.get("from")?.filter(|v| !v.is_empty()).map(|v| date("from", v)).transpose()?;
+    let until = q.get("to")?.filter(|v| !v.is_empty()).map(|v| date("to", v).map(|d| d + 86_400)).transpose()?;
+    if let (Some(f), Some(u)) = (from, until)
+        && u <= f
+    {
+        return Err(ApiError::invalid("to", "must not be before from"));
+    }
+    Ok(OrderFilter { status, coin, contact, from, until })
+}
+
+fn page_limit(q: &Query, default: usize) -> Result<usize, ApiError> {
+    match q.get("limit")? {
+        None => Ok(default),
+        Some(t) if !t.is_empty() && t.len() <= 3 && t.bytes().all(|b| b.is_ascii_digit()) => {
+            let n: usize = t.parse().unwrap_or(0);
+            if (1..=rampart_core::reports::MAX_PAGE).contains(&n) {
+                Ok(n)
+            } else {
+                Err(ApiError::invalid("limit", "must be an integer from 1 to 500"))
+            }
+        }
+        Some(_) => Err(ApiError::invalid("limit", "must be an integer from 1 to 500")),
+    }
+}
+
+/// GET /v1/dashboard/orders?status=&coin=&from=&to=&contactId=&limit=&cursor=: newest first.
+pub(crate) async fn orders(State(state): State<AppState>, dashboard: Dashboard, RawQuery(query): RawQuery) -> Response {
+    let input = body_or_error(Query::parse(query.as_deref()).and_then(|q| {
+        let after = match q.get("cursor")? {
+            None | Some("") => None,
+            Some(c) => Some(
+                rampart_core::OrderId::parse(c)
+                    .map_err(|_| ApiError::invalid("cursor", "must be the next value of the page before"))?,
+            ),
+        };
+        Ok((order_filter(&q)?, page_limit(&q, 50)?, after))
+    }));
+    run(
+        &state,
+        move |s| {
+            let (filter, limit, after) = input?;
+            let partner = dashboard.read(s)?.member.partner_id;
+            s.partner_orders(&partner, &filter, after.as_ref(), limit)
+        },
+        |(orders, next)| {
+            let orders: Vec<Value> = orders.iter().map(rampart_core::checkout::order_json).collect();
+            ok("Orders retrieved.", json!({ "orders": orders, "next": next.map(|n| n.to_string()) }))
+        },
+    )
+    .await
+}
+
+/// A CSV cell that a spreadsheet would read as a formula (`=`, `+`, `-`, `@`, or a tab or
+/// carriage return first) is prefixed with `'` (OWASP's CSV injection rule).
+fn cell(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{text}").into() } else { text.into() }
+}
+
+const CSV_HEADER: [&str; 11] = [
+    "orderId",
+    "contactId",
+    "coin",
+    "amount",
+    "currency",
+    "address",
+    "price",
+    "quantity",
+    "status",
+    "createdAt",
+    "updatedAt",
+];
+
+fn csv_rows(orders: &[rampart_core::checkout::Order], header: bool) -> Result<Vec<u8>, csv::Error> {
+    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
+    if header {
+        w.write_record(CSV_HEADER)?;
+    }
+    for o in orders {
+        let (id, contact) = (o.id.to_string(), o.contact_id.to_string());
+        let (created, updated) =
+            (rampart_core::recovery::rfc3339(o.created_at), rampart_core::recovery::rfc3339(o.updated_at));
+        let row = [
+            &*id,
+            &*contact,
+            &o.coin,
+            &o.amount,
+            &o.currency,
+            &o.address,
+            &o.price,
+            &o.quantity,
+            o.status.as_str(),
+            &*created,
+            &*updated,
+        ];
+        w.write_record(row.iter().map(|v| cell(v)).collect::<Vec<_>>().iter().map(|c| c.as_bytes()))?;
+    }
+    w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+}
+
+/// GET /v1/dashboard/orders.csv?status=&coin=&from=&to=&contactId=: every filtered row, with
+/// a header row (RFC 4180, CRLF), streamed a chunk of orders at a time: the server never holds
+/// more than one chunk.
+pub(crate) async fn orders_csv(
+    State(state): State<AppState>,
+    dashboard: Dashboard,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let filter = match body_or_error(Query::parse(query.as_deref()).and_then(|q| order_filter(&q))) {
+        Ok(f) => f,
+        Err(e) => return error(e),
+    };
+    // Check the session before the answer starts: a 401 is still a JSON answer.
+    let partner = match blocking(&state, ErrorKind::Internal, move |s| Ok(dashboard.read(s)?.member.partner_id)).await {
+        Ok(p) => p,
+        Err(ApiError(e)) => return error(e),
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(2);
+    let service = state.service.clone();
+    tokio::task::spawn_blocking(move || {
+        let first = csv_rows(&[], true).map_err(std::io::Error::other);
+        if tx.blocking_send(first).is_err() {
+            return;
+        }
+        let sent = service.export_orders(&partner, &filter, |chunk| {
+            let rows = csv_rows(chunk, false).map_err(|_| rampart_core::Error::new(ErrorKind::Internal))?;
+            // The client went away: stop reading.
+            tx.blocking_send(Ok(rows)).map_err(|_| rampart_core::Error::new(ErrorKind::Internal))
+        });
+        if let Err(e) = sent
+            && !tx.is_closed()
+        {
+            tracing::error!(kind = e.kind().name(), "orders export failed part way");
+            let _ = tx.blocking_send(Err(std::io::Error::other("export failed")));
+        }
+    });
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|item| (item, rx)) });
+    let mut response = axum::body::Body::from_stream(stream).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/csv; charset=utf-8; header=present"));
+    headers.insert(header::CONTENT_DISPOSITION, HeaderValue::from_static("attachment; filename=\"orders.csv\""));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
+}
+
+/// GET /v1/dashboard/contacts: the partner's contacts counted by 2FA state.
+pub(crate) async fn contacts(State(state): State<AppState>, dashboard: Dashboard) -> Response {
+    run(
+        &state,
+        move |s| s.contact_counts(&dashboard.read(s)?.member.partner_id),
+        |c| {
+            ok(
+                "Contacts counted.",
+                json!({ "counts": {
+                    "enabled": c.enabled,
+                    "notEnabled": c.not_enabled,
+                    "locked": c.locked,
+                    "kycWithout2fa": c.kyc_without_2fa,
+                    "lowRecoveryCodes": c.low_recovery_codes,
+                }}),
+            )
+        },
+    )
+    .await
+}
+
+/// GET /v1/dashboard/contacts/list?kind=kyc-without-2fa|locked|low-recovery-codes&cursor=&limit=
+pub(crate) async fn contacts_list(
+    State(state): State<AppState>,
+    dashboard: Dashboard,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let input = body_or_error(Query::parse(query.as_deref()).and_then(|q| {
+        let list = match q.get("kind")? {
+            Some("kyc-without-2fa") => ContactList::KycWithout2fa,
+            Some("locked") => ContactList::Locked,
+            Some("low-recovery-codes") => ContactList::LowRecoveryCodes,
+            _ => return Err(ApiError::invalid("kind", "must be kyc-without-2fa, locked or low-recovery-codes")),
+        };
+        let after = match q.get("cursor")? {
+            None | Some("") => None,
+            Some(c) => Some(
+                rampart_core::ContactId::parse(c)
+                    .map_err(|_| ApiError::invalid("cursor", "must be the next value of the page before"))?,
+            ),
+        };
+        Ok((list, after, page_limit(&q, 50)?))
+    }));
+    run(
+        &state,
+        move |s| {
+            let (list, after, limit) = input?;
+            s.contacts_on(&dashboard.read(s)?.member.partner_id, list, after, limit)
+        },
+        |page| {
+            let contacts: Vec<Value> = page
+                .contacts
+                .iter()
+                .map(|c| {
+                    let state = if c.locked {
+                        "locked"
+                    } else if c.enabled {
+                        "enabled"
+                    } else {
+                        "not_enabled"
+                    };
+                    json!({
+                        "contactId": c.contact_id.to_string(),
+                        "twoFactor": state,
+                        "kycPassed": c.kyc_passed,
+                        "recoveryCodesRemaining": c.recovery_codes_remaining,
+                    })
+                })
+                .collect();
+            ok("Contacts retrieved.", json!({ "contacts": contacts, "next": page.next.map(|n| n.to_string()) }))
+        },
+    )
+    .await
+}
+
 // ---- Team ----------------------------------------------------------------------------------
 
 fn member_json(m: &Member) -> Value {
@@ -772,6 +1054,11 @@ pub(crate) fn routes() -> axum::Router<AppState> {
         .route("/v1/dashboard/sign-in/code", post(sign_in_code))
         .route("/v1/dashboard/sign-out", post(sign_out))
         .route("/v1/dashboard/me", get(me))
+        .route("/v1/dashboard/overview", get(overview))
+        .route("/v1/dashboard/orders", get(orders))
+        .route("/v1/dashboard/orders.csv", get(orders_csv))
+        .route("/v1/dashboard/contacts", get(contacts))
+        .route("/v1/dashboard/contacts/list", get(contacts_list))
         .route("/v1/dashboard/keys", get(keys))
         .route("/v1/dashboard/keys/roll", post(roll))
         .route("/v1/dashboard/widget", get(widget).put(set_widget))

@@ -342,7 +342,10 @@ async fn a_crowd_of_slow_heads_is_cut_off_while_a_good_client_is_served() {
         assert!(*took >= HEADER_TIMEOUT - Duration::from_millis(500), "{kind:?} closed early, after {took:?}");
         assert!(*took <= HEADER_TIMEOUT + SLACK, "{kind:?} closed late, after {took:?}");
     }
-    assert!(peak_rss < 40_000_000, "peak RSS {peak_rss} bytes");
+    // What 300 slow connections may cost: under 20 MB over the server's resting size (which
+    // grows with the server's features, not with the attack).
+    let growth = peak_rss.saturating_sub(baseline);
+    assert!(growth < 20_000_000, "RSS grew by {growth} bytes under the slow heads (peak {peak_rss})");
     assert!(latencies.len() >= 1000, "only {} good requests", latencies.len());
     assert!(p99 < Duration::from_millis(10), "good client p99 {p99:?}");
 }

@@ -268,6 +268,143 @@ async fn csrf_roles_and_the_key_roll() {
 }
 
 #[tokio::test]
+async fn orders_csv_contacts_and_overview() {
+    use rampart_core::store::{ContactRecord, Effects, OrderRecord, OrderStatus};
+    let server = Server::sandbox().await;
+    let (partner, _) = server.partner();
+    let (mut viewer, _) = member(&server, &partner, "viewer@example.com", Role::Viewer).await;
+    let r = viewer.call("GET", "/v1/dashboard/overview", None).await;
+    assert_eq!(
+        r.body,
+        json!({ "message": "Overview retrieved.", "code": 200, "environment": "sandbox", "widgetApproved": true,
+                "checklist": { "originRegistered": false, "sandboxOrderPlaced": false, "webhookAnswered": false } })
+    );
+    // 30 orders over three days, one with cells a spreadsheet would run or split.
+    let day = 86_400;
+    let start = 1_764_115_200; // 2025-11-26T00:00:00Z
+    let contact = rampart_core::ContactId::random();
+    let mut ids = Vec::new();
+    for i in 0..30u64 {
+        let o = OrderRecord {
+            id: rampart_core::OrderId::random(),
+            partner_id: partner,
+            contact_id: contact,
+            coin: if i % 2 == 0 { "btc" } else { "eth" }.into(),
+            amount: "25".into(),
+            currency: "usd".into(),
+            address: if i == 7 { "=HYPERLINK(\"http://evil\"),x".into() } else { format!("addr{i}") },
+            price: "-1".into(),
+            quantity: "0.1".into(),
+            status: if i % 3 == 0 { OrderStatus::Completed } else { OrderStatus::Created },
+            created_at: start + (i % 3) * day + i,
+            updated_at: start + (i % 3) * day + i,
+        };
+        server.service.store().insert_order(&o, &Effects::default()).unwrap();
+        ids.push(o);
+    }
+    let query = "status=created&coin=btc&from=2025-11-26&to=2025-11-27";
+    let want: Vec<String> = {
+        let mut w: Vec<&OrderRecord> = ids
+            .iter()
+            .filter(|o| o.status == OrderStatus::Created && o.coin == "btc" && o.created_at < start + 2 * day)
+            .collect();
+        w.sort_by_key(|o| std::cmp::Reverse((o.created_at, o.id)));
+        w.iter().map(|o| o.id.to_string()).collect()
+    };
+    assert!(want.len() > 3);
+    // The JSON pages, followed to the end.
+    let (mut got, mut cursor) = (Vec::new(), String::new());
+    loop {
+        let r = viewer.call("GET", &format!("/v1/dashboard/orders?{query}&limit=3&cursor={cursor}"), None).await;
+        assert_eq!(r.status, 200, "{}", r.text);
+        got.extend(r.body["orders"].as_array().unwrap().iter().map(|o| o["orderId"].as_str().unwrap().to_owned()));
+        match r.body["next"].as_str() {
+            Some(n) => cursor = n.to_owned(),
+            None => break,
+        }
+    }
+    assert_eq!(got, want);
+    // The CSV: a header row and exactly the same rows, RFC 4180, formulas defused.
+    let csv = viewer.call("GET", &format!("/v1/dashboard/orders.csv?{query}"), None).await;
+    assert_eq!(csv.status, 200);
+    assert_eq!(csv.header("content-type"), Some("text/csv; charset=utf-8; header=present"));
+    assert_eq!(csv.header("content-disposition"), Some("attachment; filename=\"orders.csv\""));
+    let mut reader = csv::Reader::from_reader(csv.text.as_bytes());
+    assert_eq!(
+        reader.headers().unwrap().iter().collect::<Vec<_>>(),
+        [
+            "orderId",
+            "contactId",
+            "coin",
+            "amount",
+            "currency",
+            "address",
+            "price",
+            "quantity",
+            "status",
+            "createdAt",
+            "updatedAt"
+        ]
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.iter().map(|r| r[0].to_owned()).collect::<Vec<_>>(), want);
+    assert!(rows.iter().all(|r| &r[6] == "'-1" && &r[8] == "created"), "a leading - is escaped too");
+    assert!(csv.text.contains("\r\n"), "CRLF line ends");
+    let all = viewer.call("GET", "/v1/dashboard/orders.csv", None).await;
+    let hostile = csv::Reader::from_reader(all.text.as_bytes())
+        .records()
+        .map(Result::unwrap)
+        .find(|r| r[5].contains("HYPERLINK"))
+        .unwrap();
+    assert_eq!(&hostile[5], "'=HYPERLINK(\"http://evil\"),x", "quoted, then read back whole");
+    assert_eq!(csv::Reader::from_reader(all.text.as_bytes()).records().count(), 30);
+    // Bad filters name the parameter, on the list and on the export.
+    for (q, field) in [
+        ("from=2025-13-01", "from"),
+        ("to=2025-02-30", "to"),
+        ("status=paid", "status"),
+        ("limit=0", "limit"),
+        ("contactId=x", "contactId"),
+        ("from=2025-11-27&to=2025-11-26", "to"),
+    ] {
+        let r = viewer.call("GET", &format!("/v1/dashboard/orders?{q}"), None).await;
+        assert_eq!((r.status, r.body["field"].as_str()), (400, Some(field)), "{q}: {}", r.text);
+    }
+    let r = viewer.call("GET", "/v1/dashboard/orders.csv?coin=%3Dx", None).await;
+    assert_eq!(r.body["field"], "coin");
+    // Contacts: counts and a list.
+    for (i, c) in [rampart_core::ContactId::random(), rampart_core::ContactId::random()].iter().enumerate() {
+        let rec =
+            ContactRecord { kyc_passed: true, failures: if i == 0 { 100 } else { 0 }, ..ContactRecord::default() };
+        server
+            .service
+            .store()
+            .update_contact(&partner, c, &mut |r, _| {
+                *r = rec.clone();
+                true
+            })
+            .unwrap();
+    }
+    let r = viewer.call("GET", "/v1/dashboard/contacts", None).await;
+    assert_eq!(
+        r.body["counts"],
+        json!({ "enabled": 0, "notEnabled": 2, "locked": 1, "kycWithout2fa": 2, "lowRecoveryCodes": 0 })
+    );
+    let r = viewer.call("GET", "/v1/dashboard/contacts/list?kind=locked", None).await;
+    assert_eq!(r.body["contacts"].as_array().unwrap().len(), 1);
+    assert_eq!(r.body["contacts"][0]["twoFactor"], "locked");
+    let r = viewer.call("GET", "/v1/dashboard/contacts/list?kind=everyone", None).await;
+    assert_eq!(r.body["field"], "kind");
+    let r = viewer.call("GET", "/v1/dashboard/overview", None).await;
+    assert_eq!(r.body["checklist"]["sandboxOrderPlaced"], true);
+    // Without a session, the export is a JSON 401 like every route.
+    let mut stranger = Browser::new(&server);
+    let r = stranger.call("GET", "/v1/dashboard/orders.csv", None).await;
+    assert_eq!(r.status, 401);
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn the_page_and_its_headers() {
     let server = Server::sandbox().await;
     let r = server.get("/dashboard/", None).await;
