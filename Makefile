@@ -55,8 +55,9 @@ widget:
 	@$(MAKE) --no-print-directory dashboard-test
 
 e2e:
-	@echo "== [10/11] Widget in Chromium: the real server, partner pages on other origins, playwright-core (loader errors, iframe vs /v1/widget/url, the bundled npm module, origins and approval, messages, escaping, secret keys, 320 px, axe-core light and dark, keyboard only)"
+	@echo "== [10/11] Widget and dashboard in Chromium: the real server, partner pages on other origins, playwright-core (loader errors, iframe vs /v1/widget/url, the bundled npm module, origins and approval, messages, escaping, secret keys; the dashboard's invitation, roles, CSRF, session expiry, key roll; 320 px, axe-core light and dark, keyboard only)"
 	@$(MAKE) --no-print-directory widget-e2e
+	@$(MAKE) --no-print-directory dashboard-e2e
 
 dist-step:
 	@echo "== [11/11] Distribution: every artifact packed twice (byte-identical), then installed as a partner would: the sdist in a fresh venv; then with no cargo on PATH the C tarball (C/C++ examples via pkg-config, valgrind), the server (curl walkthrough, SIGTERM), the wheel (FastAPI example, mypy --strict, pyotp lifecycle), the npm package (Express and TypeScript examples), the widget module"

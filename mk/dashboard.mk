@@ -7,7 +7,7 @@
 DASHBOARD_DIR := dashboard
 DASHBOARD_STAMP := $(DASHBOARD_DIR)/node_modules/.rampart-lock
 
-.PHONY: dashboard-deps dashboard-build dashboard-test
+.PHONY: dashboard-deps dashboard-build dashboard-test dashboard-e2e dashboard-screenshots
 
 dashboard-deps:
 	@if ! cmp -s "$(DASHBOARD_DIR)/package-lock.json" "$(DASHBOARD_STAMP)"; then \
@@ -23,3 +23,21 @@ dashboard-test: dashboard-deps
 	@echo "-- dashboard: tsc --strict, node --test (router, formats, API client with a fake fetch, dist drift, gzip -9 budget)"
 	cd $(DASHBOARD_DIR) && npx tsc --noEmit -p tsconfig.json && $(NODE) --test --test-reporter=spec test/
 	@echo "-- dashboard page: $$(( $$(gzip -9 -n -c $(DASHBOARD_DIR)/dist/app.js | wc -c) + $$(gzip -9 -n -c $(DASHBOARD_DIR)/dist/app.css | wc -c) + $$(gzip -9 -n -c $(DASHBOARD_DIR)/dist/index.html | wc -c) )) bytes gzip -9 in all (budget 61440)"
+
+# The dashboard in Debian's Chromium against the real server (dashboard/e2e), on the widget's
+# harness (widget/e2e/harness.mjs, hence the widget's npm packages): an invitation to the
+# Overview, every page in every role with axe-core in both themes and at 320 px, refused
+# changes, CSRF, session expiry, the key roll by keyboard. RAMPART_UPDATE_SCREENSHOTS=1 (make
+# dashboard-screenshots) also writes docs/dashboard/*.png.
+DASHBOARD_E2E_SCREENSHOTS ?= 0
+
+dashboard-e2e: widget-deps widget-e2e-tools
+	$(CARGO) build -p rampart-server --locked
+	@echo "-- node --test dashboard/e2e: $$(chromium --version 2>/dev/null | head -n1), rampart-server on 127.0.0.1"
+	cd $(DASHBOARD_DIR) && RAMPART_E2E_SERVER="$(WIDGET_E2E_SERVER)" RAMPART_E2E_CHROMIUM="$$(command -v chromium)" \
+	  RAMPART_UPDATE_SCREENSHOTS=$(DASHBOARD_E2E_SCREENSHOTS) \
+	  timeout -k 10 600 $(NODE) --test --test-concurrency=1 --test-timeout=180000 --test-reporter=spec e2e/*.test.mjs
+
+dashboard-screenshots:
+	@$(MAKE) --no-print-directory dashboard-e2e DASHBOARD_E2E_SCREENSHOTS=1
+	@echo "-- docs/dashboard: $$(ls docs/dashboard/*.png | wc -l) screenshots"

@@ -37,8 +37,7 @@ pub const fn status_message(enabled: bool) -> &'static str {
 
 /// Consecutive failures from which attempts are throttled.
 pub const THROTTLE_AFTER: u32 = 5;
-/// Consecutive failures at which the contact's 2FA locks until an operator reset.
-pub const LOCK_AFTER: u32 = 100;
+pub use crate::vocab::LOCK_AFTER;
 /// The longest throttle delay.
 pub const MAX_DELAY_SECS: u64 = 3600;
 

@@ -118,6 +118,10 @@ impl FromStr for SessionStage {
     }
 }
 
+/// Consecutive failures at which a contact's 2FA locks until an operator reset (SPEC 2); the
+/// stores' lists of locked contacts use it too.
+pub const LOCK_AFTER: u32 = 100;
+
 /// The leading bytes of a sealed value that name its key: the format version and the key id.
 /// Stores group sealed values by them to find the key ids in use.
 pub const KEY_HEADER_LEN: usize = 1 + 4;

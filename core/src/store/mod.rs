@@ -601,7 +601,7 @@ pub struct ContactCounts {
     pub enabled: u64,
     /// A 2FA record, not enabled (created, disabled, reset).
     pub not_enabled: u64,
-    /// Locked after [`crate::lifecycle::LOCK_AFTER`] failures.
+    /// Locked after [`crate::vocab::LOCK_AFTER`] failures.
     pub locked: u64,
     /// KYC passed, 2FA not enabled.
     pub kyc_without_2fa: u64,
@@ -629,7 +629,7 @@ impl ContactList {
         !rec.member
             && match self {
                 Self::KycWithout2fa => rec.kyc_passed && !rec.enabled,
-                Self::Locked => rec.failures >= crate::lifecycle::LOCK_AFTER,
+                Self::Locked => rec.failures >= crate::vocab::LOCK_AFTER,
                 Self::LowRecoveryCodes => {
                     rec.enabled && rec.recovery.as_ref().is_some_and(|r| r.remaining() <= LOW_RECOVERY_CODES)
                 }

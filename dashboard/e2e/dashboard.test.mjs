@@ -1,0 +1,316 @@
+// The partner dashboard in Debian's Chromium against the real rampart-server (SPEC 11), with the
+// widget's end-to-end harness (widget/e2e/harness.mjs: the server binary on 127.0.0.1, a
+// loopback-only browser, otplib for the authenticator, axe-core):
+// - an invitation to the Overview: password rules, the authenticator set up with codes computed
+//   from the manual key, the recovery codes shown once, nothing secret in storage or the URL;
+// - sign-out, a wrong password and a wrong code, throttling, sign-in with a recovery code;
+// - every page in every role, axe-core clean in both themes and at 320 px, and the changes a
+//   viewer or a developer may not make refused by the server when called directly;
+// - CSRF: a change without the token, with another session's, or from another origin;
+// - the session ending after 30 idle minutes (the server's test clock);
+// - the key roll by keyboard alone.
+// `RAMPART_UPDATE_SCREENSHOTS=1` also writes docs/dashboard/<page>-<theme>.png.
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import {
+  REPO_DIR,
+  TEST_TIMEOUT,
+  UPDATE_SCREENSHOTS,
+  WAIT,
+  cleanup,
+  cli,
+  createPartner,
+  launchBrowser,
+  seriousViolations,
+  startPartnerSite,
+  startServer,
+  tempDir,
+  totpCode,
+  wrongTotpCode,
+} from "../../widget/e2e/harness.mjs";
+
+const PASSWORD = "violet tractor lamp 42";
+const SHOTS = join(REPO_DIR, "docs", "dashboard");
+const PAGES = ["overview", "keys", "widget", "orders", "contacts", "webhooks", "audit", "team"];
+const HEADINGS = {
+  overview: "Overview",
+  keys: "API keys",
+  widget: "Widget",
+  orders: "Orders",
+  contacts: "Contacts",
+  webhooks: "Webhooks",
+  audit: "Audit",
+  team: "Team",
+};
+
+/** A JSON request as the page makes it (same origin unless `origin` says otherwise). */
+async function call(server, path, { method = "POST", body, cookie, csrf, origin = server.base } = {}) {
+  const headers = { "content-type": "application/json" };
+  if (origin) headers.origin = origin;
+  if (cookie) headers.cookie = cookie;
+  if (csrf) headers["x-csrf-token"] = csrf;
+  const r = await fetch(server.base + path, { method, headers, body: body ? JSON.stringify(body) : undefined });
+  const set = r.headers.get("set-cookie");
+  const text = await r.text();
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: r.status, body: json, cookie: set ? set.split(";")[0] : cookie };
+}
+
+/** `partner invite` on the running server's database: the invitation token. */
+function invite(server, partnerId, email, role) {
+  const made = cli(["--db", server.db, "partner", "invite", "--partner", partnerId, "--email", email, "--role", role]);
+  return made.link.split("#invite=")[1];
+}
+
+/** A member who accepted and set up an authenticator over HTTP: cookie, CSRF token, secret. */
+async function join_(server, partnerId, email, role) {
+  const token = invite(server, partnerId, email, role);
+  const accepted = await call(server, "/v1/dashboard/invitation/accept", { body: { token, password: PASSWORD } });
+  assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
+  const secret = accepted.body.twoFactor.manualKey;
+  const enabled = await call(server, "/v1/dashboard/setup/enable", { body: { code: totpCode(secret) }, cookie: accepted.cookie });
+  assert.equal(enabled.status, 200, JSON.stringify(enabled.body));
+  return { cookie: accepted.cookie, csrf: enabled.body.csrfToken, secret, email };
+}
+
+/** A browser context signed in as `member` (its cookie, as the server set it). */
+async function signedInPage(browser, server, member, { colorScheme = "light", width = 1280 } = {}) {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, colorScheme });
+  const [name, value] = member.cookie.split("=");
+  await context.addCookies([{ name, value, url: server.base, httpOnly: true, sameSite: "Strict" }]);
+  const page = await context.newPage();
+  page.on("pageerror", (e) => {
+    throw e;
+  });
+  return { context, page };
+}
+
+async function heading(page, text) {
+  await page.getByRole("heading", { level: 1, name: text }).waitFor({ timeout: WAIT });
+}
+
+/** Waits until the page's data is in (no "Loading" left). */
+async function settled(page) {
+  await page.waitForFunction(() => !document.querySelector(".loading"), null, { timeout: WAIT });
+}
+
+async function shot(page, name) {
+  if (!UPDATE_SCREENSHOTS) return;
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true, animations: "disabled" });
+}
+
+/** Nothing secret where the page could leak it: storage, the address bar, `document.cookie`. */
+async function nothingStored(page) {
+  const seen = await page.evaluate(() => ({
+    local: Object.keys(localStorage).length,
+    session: Object.keys(sessionStorage).length,
+    cookie: document.cookie,
+    url: location.href,
+  }));
+  assert.deepEqual([seen.local, seen.session, seen.cookie], [0, 0, ""], JSON.stringify(seen));
+  assert.ok(!/inv_|ds_|sk_|whsec_/.test(seen.url), seen.url);
+}
+
+describe("partner dashboard", () => {
+  let dir, server, partner, browser, clockFile;
+  const setClock = (unix) => writeFileSync(clockFile, `${unix}\n`);
+  before(async () => {
+    dir = tempDir("rampart-dashboard-e2e-");
+    clockFile = join(dir, "clock");
+    setClock(Math.floor(Date.now() / 1000));
+    server = await startServer({ dir, before: (db) => createPartner(db, "Acme Shop"), args: ["--test-clock-file", clockFile] });
+    partner = server.made;
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    if (browser) await browser.close();
+    if (server) await server.stop();
+    cleanup(dir);
+  });
+
+  test("an invitation leads to the Overview", { timeout: TEST_TIMEOUT }, async () => {
+    const token = invite(server, partner.superuserId, "dana@example.com", "owner");
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${server.base}/dashboard/#invite=${token}`);
+    await heading(page, "Accept your invitation");
+    assert.ok(!page.url().includes("inv_"), "the token leaves the address bar at once");
+    await shot(page, "invitation-light");
+    // The rules, shown next to the field.
+    await page.getByLabel("Password", { exact: true }).fill("short");
+    await page.getByLabel("Password again").fill("short");
+    await page.getByRole("button", { name: "Set password" }).click();
+    await page.getByText("password must be at least 12 characters").waitFor({ timeout: WAIT });
+    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
+    await page.getByLabel("Password again").fill(PASSWORD);
+    await page.getByRole("button", { name: "Set password" }).click();
+    await heading(page, "Set up your authenticator");
+    const secret = (await page.locator("#manual-key").textContent()).replace(/\s+/g, "");
+    await shot(page, "setup-light");
+    await page.getByLabel("Code from the app").fill(wrongTotpCode(secret));
+    await page.getByRole("button", { name: "Turn on" }).click();
+    await page.getByText(/code/i).filter({ hasText: /wrong/ }).first().waitFor({ timeout: WAIT });
+    await page.getByLabel("Code from the app").fill(totpCode(secret));
+    await page.getByRole("button", { name: "Turn on" }).click();
+    const codes = page.locator("#recovery-codes li");
+    await codes.first().waitFor({ timeout: WAIT });
+    assert.equal(await codes.count(), 10);
+    const recovery = (await codes.first().textContent()).trim();
+    await page.getByRole("button", { name: "I have saved these codes" }).click();
+    await heading(page, "Overview");
+    await nothingStored(page);
+    // The codes were shown once: nothing brings them back.
+    assert.equal(await page.locator("#recovery-codes").count(), 0);
+    // Sign out, then sign in with a recovery code.
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await heading(page, "Sign in");
+    await page.getByLabel("Email").fill("dana@example.com");
+    await page.getByLabel("Password", { exact: true }).fill("not the password!");
+    await page.getByRole("button", { name: "Continue" }).click();
+    await page.getByText("Email or password is wrong.").waitFor({ timeout: WAIT });
+    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
+    await page.getByRole("button", { name: "Continue" }).click();
+    await page.getByRole("button", { name: "Use a recovery code instead" }).click();
+    await page.getByRole("textbox", { name: "Recovery code" }).fill(recovery);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await heading(page, "Overview");
+    await context.close();
+  });
+
+  test("every page in every role, axe-core clean in both themes and at 320 px", { timeout: 120000 }, async () => {
+    const members = {
+      owner: await join_(server, partner.superuserId, "olive@example.com", "owner"),
+      developer: await join_(server, partner.superuserId, "dev@example.com", "developer"),
+      viewer: await join_(server, partner.superuserId, "vic@example.com", "viewer"),
+    };
+    for (const [role, member] of Object.entries(members)) {
+      for (const colorScheme of ["light", "dark"]) {
+        const { context, page } = await signedInPage(browser, server, member, { colorScheme });
+        for (const name of PAGES) {
+          if (name === "team" && role !== "owner") continue;
+          await page.goto(`${server.base}/dashboard/#/${name}`);
+          await heading(page, HEADINGS[name]);
+          await settled(page);
+          const serious = await seriousViolations(page.mainFrame());
+          assert.deepEqual(serious, [], `${role} ${name} ${colorScheme}`);
+          if (role === "owner") await shot(page, `${name}-${colorScheme}`);
+        }
+        // What the role may not change is not offered.
+        await page.goto(`${server.base}/dashboard/#/keys`);
+        await heading(page, "API keys");
+        await settled(page);
+        assert.equal(await page.getByRole("button", { name: "Roll secret key" }).count(), role === "viewer" ? 0 : 1, role);
+        await nothingStored(page);
+        await context.close();
+      }
+    }
+    // At 320 px nothing scrolls sideways (tables scroll inside their box).
+    const { context, page } = await signedInPage(browser, server, members.owner, { width: 320 });
+    for (const name of PAGES) {
+      await page.goto(`${server.base}/dashboard/#/${name}`);
+      await heading(page, HEADINGS[name]);
+      await settled(page);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.equal(overflow, 0, `${name} at 320 px`);
+      assert.deepEqual(await seriousViolations(page.mainFrame()), [], `${name} at 320 px`);
+      if (name === "overview" || name === "keys") await shot(page, `${name}-320`);
+    }
+    await context.close();
+    // The server refuses what the page does not offer.
+    const { viewer, developer } = members;
+    const refused = [
+      [viewer, "/v1/dashboard/keys/roll", { expiresIn: "now" }],
+      [viewer, "/v1/dashboard/webhooks", { url: "https://93.184.216.34/h", events: ["order.created"] }],
+      [developer, "/v1/dashboard/team/invitations", { email: "x@example.com", role: "owner" }],
+    ];
+    for (const [member, path, body] of refused) {
+      const r = await call(server, path, { body, cookie: member.cookie, csrf: member.csrf });
+      assert.deepEqual([r.status, r.body.message], [403, "Your role cannot do this."], `${member.email} ${path}`);
+    }
+    const put = await call(server, "/v1/dashboard/widget", { method: "PUT", body: { widgetText: "x" }, cookie: viewer.cookie, csrf: viewer.csrf });
+    assert.equal(put.status, 403);
+  });
+
+  test("CSRF: no token, another session's, another origin", { timeout: 60000 }, async () => {
+    const a = await join_(server, partner.superuserId, "csrf-a@example.com", "owner");
+    const b = await join_(server, partner.superuserId, "csrf-b@example.com", "owner");
+    const before = (await call(server, "/v1/dashboard/keys", { method: "GET", cookie: a.cookie })).body.secretKey.last4;
+    const roll = { expiresIn: "1h" };
+    for (const [what, options] of [
+      ["no token", { cookie: a.cookie }],
+      ["another session's token", { cookie: a.cookie, csrf: b.csrf }],
+      ["another origin", { cookie: a.cookie, csrf: a.csrf, origin: "http://127.0.0.2:9" }],
+    ]) {
+      const r = await call(server, "/v1/dashboard/keys/roll", { body: roll, ...options });
+      assert.deepEqual([r.status, r.body.message], [403, "CSRF check failed."], what);
+    }
+    // A page on another site posting with the browser's cookies: the cookie is SameSite=Strict
+    // and the origin is wrong, so nothing changes.
+    const site = await startPartnerSite({ host: "127.0.0.2", dir });
+    try {
+      const { context, page } = await signedInPage(browser, server, a);
+      await page.goto(`${site.origin}/static.html`);
+      await page.evaluate(async (url) => {
+        await fetch(url, { method: "POST", mode: "no-cors", credentials: "include", headers: { "content-type": "text/plain" }, body: '{"expiresIn":"now"}' }).catch(() => {});
+      }, `${server.base}/v1/dashboard/keys/roll`);
+      await context.close();
+    } finally {
+      await site.stop();
+    }
+    const after_ = (await call(server, "/v1/dashboard/keys", { method: "GET", cookie: a.cookie })).body.secretKey.last4;
+    assert.equal(after_, before, "the key was not rolled");
+  });
+
+  test("the session ends after 30 idle minutes", { timeout: TEST_TIMEOUT }, async () => {
+    const member = await join_(server, partner.superuserId, "idle@example.com", "viewer");
+    const { context, page } = await signedInPage(browser, server, member);
+    await page.goto(`${server.base}/dashboard/#/overview`);
+    await heading(page, "Overview");
+    setClock(Math.floor(Date.now() / 1000) + 31 * 60);
+    try {
+      await page.goto(`${server.base}/dashboard/#/audit`);
+      await heading(page, "Sign in");
+      await page.getByText("Your session ended. Sign in again.").waitFor({ timeout: WAIT });
+    } finally {
+      setClock(Math.floor(Date.now() / 1000));
+      await context.close();
+    }
+  });
+
+  test("the key roll by keyboard alone", { timeout: TEST_TIMEOUT }, async () => {
+    const member = await join_(server, partner.superuserId, "keys@example.com", "developer");
+    const { context, page } = await signedInPage(browser, server, member);
+    await page.goto(`${server.base}/dashboard/#/keys`);
+    await heading(page, "API keys");
+    await settled(page);
+    const focused = () => page.evaluate(() => (document.activeElement.textContent || "").trim());
+    for (let i = 0; i < 40 && (await focused()) !== "Roll secret key"; i++) await page.keyboard.press("Tab");
+    assert.equal(await focused(), "Roll secret key");
+    await page.keyboard.press("Enter");
+    const dialog = page.getByRole("dialog");
+    await dialog.waitFor({ timeout: WAIT });
+    // Onto the choices, "In 7 days" with the arrow keys, then Tab to the roll button.
+    const onRadio = () => page.evaluate(() => document.activeElement.type === "radio");
+    for (let i = 0; i < 10 && !(await onRadio()); i++) await page.keyboard.press("Tab");
+    const checked = () => page.evaluate(() => document.querySelector("input[type=radio]:checked")?.value);
+    for (let i = 0; i < 4 && (await checked()) !== "7d"; i++) await page.keyboard.press("ArrowDown");
+    assert.equal(await checked(), "7d");
+    for (let i = 0; i < 10 && (await focused()) !== "Roll key"; i++) await page.keyboard.press("Tab");
+    assert.equal(await focused(), "Roll key");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => [...document.querySelectorAll("input[readonly], textarea[readonly]")].some((e) => e.value.startsWith("sk_sandbox_")), null, { timeout: WAIT });
+    const shown = await page.evaluate(() => [...document.querySelectorAll("input[readonly], textarea[readonly]")].map((e) => e.value).find((v) => v.startsWith("sk_sandbox_")));
+    // It works at once; the page never stored it.
+    const r = await fetch(`${server.base}/v1/auth/2fa?contactId=${crypto.randomUUID()}`, { headers: { authorization: `Bearer ${shown}` } });
+    assert.equal(r.status, 200);
+    await nothingStored(page);
+    await page.keyboard.press("Escape");
+    await context.close();
+  });
+});
