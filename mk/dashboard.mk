@@ -7,7 +7,7 @@
 DASHBOARD_DIR := dashboard
 DASHBOARD_STAMP := $(DASHBOARD_DIR)/node_modules/.rampart-lock
 
-.PHONY: dashboard-deps dashboard-build dashboard-test dashboard-e2e dashboard-screenshots
+.PHONY: dashboard-deps dashboard-build dashboard-test dashboard-e2e dashboard-screenshots dashboard-bench
 
 dashboard-deps:
 	@if ! cmp -s "$(DASHBOARD_DIR)/package-lock.json" "$(DASHBOARD_STAMP)"; then \
@@ -41,3 +41,12 @@ dashboard-e2e: widget-deps widget-e2e-tools
 dashboard-screenshots:
 	@$(MAKE) --no-print-directory dashboard-e2e DASHBOARD_E2E_SCREENSHOTS=1
 	@echo "-- docs/dashboard: $$(ls docs/dashboard/*.png | wc -l) screenshots"
+
+# Not part of `make test`: the first page's time to usable in Chromium against a release server,
+# idle and loaded (dashboard/e2e/bench.mjs), and the orders list and CSV export of 100,000 orders
+# with the server's memory (examples/server/benches/dashboard.rs); results in docs/BENCHMARKS.md.
+dashboard-bench: widget-deps widget-e2e-tools
+	$(CARGO) build -p rampart-server --locked --release
+	cd $(DASHBOARD_DIR) && RAMPART_E2E_SERVER="$(CARGO_TARGET_DIR)/release/rampart-server" \
+	  RAMPART_E2E_CHROMIUM="$$(command -v chromium)" timeout -k 10 600 $(NODE) e2e/bench.mjs 10
+	$(CARGO) bench -p rampart-server --bench dashboard

@@ -199,3 +199,86 @@ fn the_overview_checklist(b: Backend) {
     let o = f.service.overview(&f.partner).unwrap();
     assert!(o.origin_registered && o.sandbox_order_placed && o.webhook_answered, "{o:?}");
 }
+
+/// SPEC 11 at scale: 100,000 contacts of one partner (written in one transaction, straight
+/// into the SQLite file), the lists read page by page match the library's rule and a count of
+/// the same rows, and the counts agree.
+#[test]
+fn a_hundred_thousand_contacts_paged() {
+    const N: u32 = 100_000;
+    let f = Fixture::new(Backend::Sqlite);
+    let path = f.store.path.clone().expect("an SQLite file");
+    let mut expected_kyc = Vec::new();
+    let (mut locked, mut low, mut enabled) = (Vec::new(), Vec::new(), 0u64);
+    {
+        let mut conn = rusqlite::Connection::open(&path).unwrap();
+        let tx = conn.transaction().unwrap();
+        let mut insert = tx
+            .prepare(
+                "INSERT INTO contacts (partner_id, contact_id, kyc_passed, enabled, failures, recovery_codes, \
+                 recovery_remaining, member) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .unwrap();
+        for i in 0..N {
+            let c = ContactId::from_uuid(uuid::Uuid::from_u128(u128::from(i) * 7919 + 1));
+            let (kyc, on) = (i % 3 == 0, i % 4 == 0);
+            let failures = if i % 97 == 0 { 100 } else { i % 5 };
+            let left = usize::try_from(i % 11).unwrap();
+            let codes = on.then(|| set(left.min(10)));
+            let member = i % 1000 == 999;
+            insert
+                .execute(rusqlite::params![
+                    f.partner.as_bytes(),
+                    c.as_bytes(),
+                    kyc,
+                    on,
+                    failures,
+                    codes.as_ref().map(RecoveryCodeSet::to_bytes),
+                    codes.as_ref().map(RecoveryCodeSet::remaining),
+                    member,
+                ])
+                .unwrap();
+            if member {
+                continue;
+            }
+            enabled += u64::from(on);
+            if kyc && !on {
+                expected_kyc.push(c);
+            }
+            if failures >= 100 {
+                locked.push(c);
+            }
+            if on && left.min(10) <= 3 {
+                low.push(c);
+            }
+        }
+        drop(insert);
+        tx.commit().unwrap();
+    }
+    for list in [&mut expected_kyc, &mut locked, &mut low] {
+        list.sort();
+    }
+    let counts = f.service.contact_counts(&f.partner).unwrap();
+    assert_eq!(
+        (counts.enabled, counts.kyc_without_2fa, counts.locked, counts.low_recovery_codes),
+        (enabled, expected_kyc.len() as u64, locked.len() as u64, low.len() as u64)
+    );
+    let walk = |list: ContactList| {
+        let (mut got, mut after) = (Vec::new(), None);
+        loop {
+            let page = f.service.contacts_on(&f.partner, list, after, 500).unwrap();
+            assert!(page.contacts.len() <= 500);
+            got.extend(page.contacts.iter().map(|c| c.contact_id));
+            match page.next {
+                Some(n) => after = Some(n),
+                None => return got,
+            }
+        }
+    };
+    let kyc = walk(ContactList::KycWithout2fa);
+    assert_eq!(kyc.len(), expected_kyc.len());
+    assert_eq!(kyc, expected_kyc);
+    assert_eq!(kyc, f.service.contacts_requiring_2fa(&f.partner).unwrap(), "the library's rule, paged");
+    assert_eq!(walk(ContactList::Locked), locked);
+    assert_eq!(walk(ContactList::LowRecoveryCodes), low);
+}

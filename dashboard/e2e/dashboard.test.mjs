@@ -283,6 +283,19 @@ describe("partner dashboard", () => {
     }
   });
 
+  test("nothing secret reaches the server's log", { timeout: TEST_TIMEOUT }, async () => {
+    // After the flows above: invitation and session tokens, passwords, keys, codes and
+    // authenticator secrets never appear; each request is one line with its route template.
+    const member = await join_(server, partner.superuserId, "log@example.com", "owner");
+    const rolled = await call(server, "/v1/dashboard/keys/roll", { body: { expiresIn: "now" }, cookie: member.cookie, csrf: member.csrf });
+    assert.equal(rolled.status, 200);
+    const log = server.log.join("\n");
+    for (const secret of [PASSWORD, member.secret, member.cookie.split("=")[1], member.csrf, rolled.body.secretKey, "inv_", "ds_", "sk_sandbox_", "data:image"]) {
+      assert.ok(!log.includes(secret), `the log holds ${secret.slice(0, 12)}...`);
+    }
+    assert.match(log, /method=POST route="\/v1\/dashboard\/keys\/roll" status=200/);
+  });
+
   test("the key roll by keyboard alone", { timeout: TEST_TIMEOUT }, async () => {
     const member = await join_(server, partner.superuserId, "keys@example.com", "developer");
     const { context, page } = await signedInPage(browser, server, member);

@@ -584,6 +584,19 @@ pub struct OrderFilter {
 }
 
 impl OrderFilter {
+    /// The page's bounds for the SQL stores: `until` (Unix seconds, exclusive; `i64::MAX` for
+    /// none) and the `(created_at, id)` cursor, the tighter of the page's cursor and `until`,
+    /// so that the index range starts where the page does (SQLite takes the cursor's bound as
+    /// the range's top; a cursor of "anything" would walk every newer order first).
+    pub fn bounds(&self, before: Option<(u64, OrderId)>) -> (i64, (i64, [u8; 16])) {
+        let sql = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        let until = self.until.map_or(i64::MAX, sql);
+        let cursor = before.map_or((i64::MAX, [0xff; 16]), |(t, id)| (sql(t), *id.as_bytes()));
+        // (created_at, id) < (until, the smallest id) is exactly created_at < until.
+        let cursor = if until <= cursor.0 { (until, [0u8; 16]) } else { cursor };
+        (until, cursor)
+    }
+
     /// Whether `o` passes (the memory store's test; the SQL stores say the same in SQL).
     pub fn matches(&self, o: &OrderRecord) -> bool {
         self.status.is_none_or(|s| s == o.status)

@@ -1648,29 +1648,30 @@ const ORDERS_NEXT_PAGE: &str = concat!(
      AND (created_at < $3 OR (created_at = $3 AND id < $4)) ORDER BY created_at DESC, id DESC LIMIT $5"
 );
 
-/// A partner's orders passing the dashboard's filters (`$2` status, `$3` coin, `$4` contact,
-/// `$5` from, `$6` until; NULL is "any"), older than the `(created_at, id)` cursor `($7, $8)`,
-/// newest first, through `widget_orders_by_partner`.
+/// A partner's orders passing the dashboard's filters (`$2` status, `$3` coin, `$4` contact;
+/// NULL is "any"; `$5` from and `$6` until, always given, so the index walks only that range),
+/// older than the `(created_at, id)` cursor `($7, $8)`, newest first, through
+/// `widget_orders_by_partner`.
 const ORDERS_FILTERED: &str = concat!(
     "SELECT ",
     order_columns!(),
     " FROM widget_orders WHERE partner_id = $1 \
+     AND created_at >= $5 AND created_at < $6 AND (created_at < $7 OR (created_at = $7 AND id < $8)) \
      AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR coin = $3) \
      AND ($4::bytea IS NULL OR contact_id = $4) \
-     AND ($5::bigint IS NULL OR created_at >= $5) AND ($6::bigint IS NULL OR created_at < $6) \
-     AND (created_at < $7 OR (created_at = $7 AND id < $8)) ORDER BY created_at DESC, id DESC LIMIT $9"
+     ORDER BY created_at DESC, id DESC LIMIT $9"
 );
 
-/// The dashboard's contact lists, after the contact id `$2` (every one when `$3`), through
-/// their partial indexes.
+/// The dashboard's contact lists, after the contact id `$2` (an empty value, below every id,
+/// for the first page), through their partial indexes.
 macro_rules! contacts_list {
     ($condition:literal) => {
         concat!(
             "SELECT contact_id, ",
             contact_columns!(),
-            " FROM contacts WHERE partner_id = $1 AND ($3 OR contact_id > $2) AND NOT member AND ",
+            " FROM contacts WHERE partner_id = $1 AND contact_id > $2 AND NOT member AND ",
             $condition,
-            " ORDER BY contact_id LIMIT $4"
+            " ORDER BY contact_id LIMIT $3"
         )
     };
 }
@@ -2289,11 +2290,11 @@ impl Store for PostgresStore {
         before: Option<(u64, OrderId)>,
         limit: usize,
     ) -> Result<Vec<OrderRecord>, StoreError> {
-        let (at, id) = before.map_or((i64::MAX, [0xff; 16]), |(t, id)| (to_sql_u64(t), *id.as_bytes()));
+        let (until, (at, id)) = filter.bounds(before);
         let (p, limit) = (partner.as_bytes().as_slice(), to_sql_limit(limit));
         let status = filter.status.map(OrderStatus::as_str);
         let contact = filter.contact.as_ref().map(|c| c.as_bytes().as_slice());
-        let (from, until) = (filter.from.map(to_sql_u64), filter.until.map(to_sql_u64));
+        let from = filter.from.map_or(0, to_sql_u64);
         let id = id.as_slice();
         self.again_if_lost(|conn| {
             all(
@@ -2340,12 +2341,9 @@ impl Store for PostgresStore {
             ContactList::Locked => CONTACTS_LOCKED,
             ContactList::LowRecoveryCodes => CONTACTS_LOW_RECOVERY_CODES,
         };
-        let first = after.is_none();
-        let after = after.map_or([0u8; 16], |c| *c.as_bytes());
-        let (p, a, limit) = (partner.as_bytes().as_slice(), after.as_slice(), to_sql_limit(limit));
-        self.again_if_lost(|conn| {
-            all(conn, sql, &[&p, &a, &first, &limit], |r| Ok((id(r, 0)?, contact_from_row_at(r, 1)?)))
-        })
+        let a: &[u8] = after.as_ref().map_or(&[], |c| c.as_bytes().as_slice());
+        let (p, limit) = (partner.as_bytes().as_slice(), to_sql_limit(limit));
+        self.again_if_lost(|conn| all(conn, sql, &[&p, &a, &limit], |r| Ok((id(r, 0)?, contact_from_row_at(r, 1)?))))
     }
 
     fn webhook_answered(&self, partner: &PartnerId) -> Result<bool, StoreError> {

@@ -1042,34 +1042,38 @@ const ORDERS_NEXT_PAGE: &str = concat!(
      AND (created_at < ?3 OR (created_at = ?3 AND id < ?4)) ORDER BY created_at DESC, id DESC LIMIT ?5"
 );
 
-/// A partner's orders passing the dashboard's filters (`?2` status, `?3` coin, `?4` contact,
-/// `?5` from, `?6` until; NULL is "any"), older than the `(created_at, id)` cursor `(?7, ?8)`,
-/// newest first, through `widget_orders_by_partner`.
+/// A partner's orders passing the dashboard's filters (`?2` status, `?3` coin, `?4` contact;
+/// NULL is "any"; `?5` from and `?6` until, always given, so the index walks only that range),
+/// older than the `(created_at, id)` cursor `(?7, ?8)`, newest first, through
+/// `widget_orders_by_partner`.
 const ORDERS_FILTERED: &str = concat!(
     "SELECT ",
     order_columns!(),
     " FROM widget_orders WHERE partner_id = ?1 \
+     AND created_at >= ?5 AND created_at < ?6 AND (created_at < ?7 OR (created_at = ?7 AND id < ?8)) \
      AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR coin = ?3) AND (?4 IS NULL OR contact_id = ?4) \
-     AND (?5 IS NULL OR created_at >= ?5) AND (?6 IS NULL OR created_at < ?6) \
-     AND (created_at < ?7 OR (created_at = ?7 AND id < ?8)) ORDER BY created_at DESC, id DESC LIMIT ?9"
+     ORDER BY created_at DESC, id DESC LIMIT ?9"
 );
 
-/// The dashboard's contact lists, after the contact id `?2` (every one when `?3`), through
-/// their partial indexes.
+/// The dashboard's contact lists, after the contact id `?2` (an empty blob, below every id, for
+/// the first page), each through its partial index.
 macro_rules! contacts_list {
-    ($condition:literal) => {
+    ($index:literal, $condition:literal) => {
         concat!(
             "SELECT contact_id, ",
             contact_columns!(),
-            " FROM contacts WHERE partner_id = ?1 AND (?3 OR contact_id > ?2) AND member = 0 AND ",
+            " FROM contacts INDEXED BY ",
+            $index,
+            " WHERE partner_id = ?1 AND contact_id > ?2 AND member = 0 AND ",
             $condition,
-            " ORDER BY contact_id LIMIT ?4"
+            " ORDER BY contact_id LIMIT ?3"
         )
     };
 }
-const CONTACTS_KYC_WITHOUT_2FA: &str = contacts_list!("kyc_passed = 1 AND enabled = 0");
-const CONTACTS_LOCKED: &str = contacts_list!("failures >= 100");
-const CONTACTS_LOW_RECOVERY_CODES: &str = contacts_list!("enabled = 1 AND recovery_remaining <= 3");
+const CONTACTS_KYC_WITHOUT_2FA: &str = contacts_list!("contacts_kyc_without_2fa", "kyc_passed = 1 AND enabled = 0");
+const CONTACTS_LOCKED: &str = contacts_list!("contacts_locked", "failures >= 100");
+const CONTACTS_LOW_RECOVERY_CODES: &str =
+    contacts_list!("contacts_low_recovery_codes", "enabled = 1 AND recovery_remaining <= 3");
 
 /// Sessions idle since `?1`, through the `widget_sessions_last_seen` index.
 const PURGE_IDLE_SESSIONS: &str = "DELETE FROM widget_sessions WHERE last_seen_at < ?1";
@@ -1713,7 +1717,7 @@ impl Store for SqliteStore {
         before: Option<(u64, OrderId)>,
         limit: usize,
     ) -> Result<Vec<OrderRecord>, StoreError> {
-        let (at, id) = before.map_or((i64::MAX, [0xff; 16]), |(t, id)| (to_sql_u64(t), *id.as_bytes()));
+        let (until, (at, id)) = filter.bounds(before);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.read(|conn| {
             conn.prepare_cached(ORDERS_FILTERED)?
@@ -1723,8 +1727,8 @@ impl Store for SqliteStore {
                         filter.status.map(OrderStatus::as_str),
                         filter.coin,
                         filter.contact.as_ref().map(ContactId::as_bytes),
-                        filter.from.map(to_sql_u64),
-                        filter.until.map(to_sql_u64),
+                        filter.from.map_or(0, to_sql_u64),
+                        until,
                         at,
                         id,
                         limit,
@@ -1768,12 +1772,11 @@ impl Store for SqliteStore {
             ContactList::Locked => CONTACTS_LOCKED,
             ContactList::LowRecoveryCodes => CONTACTS_LOW_RECOVERY_CODES,
         };
-        let first = after.is_none();
-        let after = after.map_or([0u8; 16], |c| *c.as_bytes());
+        let after: &[u8] = after.as_ref().map_or(&[], |c| c.as_bytes());
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.read(|conn| {
             conn.prepare_cached(sql)?
-                .query_map(params![partner.as_bytes(), after, first, limit], |r| {
+                .query_map(params![partner.as_bytes(), after, limit], |r| {
                     Ok((uuid_col(r, 0)?, contact_from_row_at(r, 1)?))
                 })?
                 .collect()
@@ -2074,5 +2077,20 @@ mod tests {
         }
         let purge = plan(PURGE_IDLE_SESSIONS, 1);
         assert!(purge.contains("INDEX widget_sessions_last_seen"), "{purge}");
+        // The dashboard's orders: a range of the partner's index (created_at bounded), no sort.
+        let orders = plan(ORDERS_FILTERED, 9);
+        assert!(
+            orders.contains("USING INDEX widget_orders_by_partner (partner_id=? AND created_at>? AND created_at<?)")
+                && !orders.contains("TEMP B-TREE"),
+            "{orders}"
+        );
+        for (sql, index) in [
+            (CONTACTS_KYC_WITHOUT_2FA, "contacts_kyc_without_2fa"),
+            (CONTACTS_LOCKED, "contacts_locked"),
+            (CONTACTS_LOW_RECOVERY_CODES, "contacts_low_recovery_codes"),
+        ] {
+            let p = plan(sql, 3);
+            assert!(p.contains(index) && !p.contains("TEMP B-TREE"), "{p}");
+        }
     }
 }

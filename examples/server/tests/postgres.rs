@@ -398,6 +398,110 @@ mod postgres {
         assert_eq!(said, json!({ "verified": true, "partners": 2, "rows": 81 }));
     }
 
+    /// SPEC 11's key roll across two servers on one database (their clocks a shared test
+    /// file): a member rolls through one; the new key works on both at once; the old one works
+    /// on both until its expiry and is refused from that second on, though the other server
+    /// had just authenticated it (its key cache honours the expiry).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_rolled_key_overlaps_to_the_second_on_both_servers() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = database();
+        let key = key_file(dir.path());
+        let clock = dir.path().join("clock");
+        let t0 = now();
+        std::fs::write(&clock, format!("{t0}\n")).unwrap();
+        let (partner, old_key) = create_partner(&db, "Rolling");
+        let out = command()
+            .args([
+                "partner",
+                "invite",
+                "--db",
+                &db,
+                "--partner",
+                &partner,
+                "--email",
+                "ops@example.com",
+                "--role",
+                "developer",
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let invited: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let token = invited["link"].as_str().unwrap().split("#invite=").nth(1).unwrap().to_owned();
+        let clock_arg = clock.to_str().unwrap();
+        let servers = [
+            Instance::start_with(&db, &key, &["--test-clock-file", clock_arg]),
+            Instance::start_with(&db, &key, &["--test-clock-file", clock_arg]),
+        ];
+        let client = reqwest::Client::new();
+        // Join through the first server (its own origin), as the page does.
+        let a = &servers[0].base;
+        let join = |path: &str, body: Value, cookie: Option<String>| {
+            let mut req = client.post(format!("{a}{path}")).header("origin", a.as_str()).json(&body);
+            if let Some(c) = cookie {
+                req = req.header("cookie", c);
+            }
+            req.send()
+        };
+        let accepted = join(
+            "/v1/dashboard/invitation/accept",
+            json!({ "token": token, "password": "violet tractor lamp 42" }),
+            None,
+        )
+        .await
+        .unwrap();
+        assert_eq!(accepted.status().as_u16(), 200);
+        let cookie = accepted.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+        let body: Value = accepted.json().await.unwrap();
+        let secret = Secret::from_base32(body["twoFactor"]["manualKey"].as_str().unwrap()).unwrap();
+        let enabled =
+            join("/v1/dashboard/setup/enable", json!({ "code": totp::code_at(&secret, t0) }), Some(cookie.clone()))
+                .await
+                .unwrap();
+        assert_eq!(enabled.status().as_u16(), 200);
+        let csrf = enabled.json::<Value>().await.unwrap()["csrfToken"].as_str().unwrap().to_owned();
+        let rolled: Value = client
+            .post(format!("{a}/v1/dashboard/keys/roll"))
+            .header("origin", a.as_str())
+            .header("cookie", &cookie)
+            .header("x-csrf-token", &csrf)
+            .json(&json!({ "expiresIn": "1h" }))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let new_key = rolled["secretKey"].as_str().unwrap().to_owned();
+        let status = |base: String, bearer: String| {
+            let client = client.clone();
+            async move {
+                let url = format!("{base}/v1/auth/2fa?contactId={}", uuid::Uuid::new_v4());
+                client.get(url).bearer_auth(bearer).send().await.unwrap().status().as_u16()
+            }
+        };
+        for s in &servers {
+            assert_eq!(status(s.base.clone(), new_key.clone()).await, 200, "the new key at once");
+            assert_eq!(status(s.base.clone(), old_key.clone()).await, 200, "the old key in its overlap");
+        }
+        std::fs::write(&clock, format!("{}\n", t0 + 3599)).unwrap();
+        for s in &servers {
+            assert_eq!(status(s.base.clone(), old_key.clone()).await, 200, "its last second");
+        }
+        std::fs::write(&clock, format!("{}\n", t0 + 3600)).unwrap();
+        for s in &servers {
+            assert_eq!(status(s.base.clone(), old_key.clone()).await, 401, "refused from its expiry on");
+            assert_eq!(status(s.base.clone(), new_key.clone()).await, 200);
+        }
+        std::fs::write(&clock, format!("{}\n", t0 + 3601)).unwrap();
+        assert_eq!(status(servers[1].base.clone(), old_key.clone()).await, 401);
+        // The new key appeared in that one answer only: never in a log.
+        for s in &servers {
+            assert!(!s.log().contains(&new_key) && !s.log().contains(&old_key));
+        }
+    }
+
     /// A PostgreSQL database needs the master key file: no server generates its own.
     #[test]
     fn a_postgres_database_needs_a_master_key_file() {
