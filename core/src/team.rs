@@ -522,7 +522,7 @@ impl Service {
 
     /// The signed-in session whose cookie holds `token`, touched (its 30 idle minutes start
     /// again): 401 "Sign in to continue." when there is none, it is idle too long, it is not
-    /// signed in yet, or its member was removed.
+    /// signed in yet, its member was removed, or the member's 2FA was reset.
     pub fn dashboard_session(&self, token: &str) -> Result<DashboardSession> {
         self.dashboard_session_at(token, SessionStage::SignedIn)
     }
@@ -591,6 +591,10 @@ impl Service {
         let m = team.members.iter().find(|m| m.id == record.member_id).ok_or_else(ended)?;
         let enabled = self.store().contact_enabled(&m.partner_id, &ContactId::from_uuid(m.id));
         let member = member_of(m, enabled.map_err(Self::internal)? == Some(true));
+        // A signed-in session needs the member's authenticator: an operator's reset ends it.
+        if stage == SessionStage::SignedIn && !member.two_factor {
+            return Err(ended());
+        }
         Ok(DashboardSession { member, stage, csrf_token: csrf_token(token) })
     }
 

@@ -21,6 +21,7 @@ conformance!(
     sign_in_steps_throttle_and_expiry,
     roles_owners_and_the_last_owner,
     a_members_2fa_is_no_contacts,
+    an_operator_resets_a_member_who_then_sets_up_again,
 );
 
 /// The authenticator a member sets up, from the setup's manual key.
@@ -452,4 +453,23 @@ fn roll_keeps_the_old_key_to_the_second(b: Backend) {
         assert!(!text.contains(key.as_str()) && !text.contains(&key[key.len() - 4..]));
     }
     assert_eq!(KeyOverlap::parse("2h").unwrap_err().message(), "expiresIn must be one of now, 1h, 24h, 7d");
+}
+
+fn an_operator_resets_a_member_who_then_sets_up_again(b: Backend) {
+    let f = Fixture::new(b);
+    let (token, session, _) = signed_in_owner(&f, "dana@example.com");
+    let id = ContactId::from_uuid(session.member.id);
+    // docs/OPERATIONS.md: the member's id is the --contact of the operator's commands.
+    assert!(f.service.contact_state(&f.partner, &id).unwrap().enabled);
+    f.service.reset_2fa("alice", &f.partner, &id, "ticket 1: phone lost", None).unwrap();
+    assert_eq!(kind(f.service.dashboard_session(&token)), ErrorKind::DashboardSessionRequired, "no 2FA, no session");
+    let SignInNext::Setup(fresh, setup) =
+        f.service.member_sign_in("dana@example.com", "violet tractor lamp 42").unwrap()
+    else {
+        panic!("a new authenticator's setup");
+    };
+    let secret = authenticator(&setup);
+    f.clock.advance(30);
+    let (again, codes) = f.service.finish_member_setup(fresh.expose(), &f.code(&secret, 0)).unwrap();
+    assert_eq!((again.stage, codes.as_slice().len()), (SessionStage::SignedIn, 10));
 }
