@@ -21,7 +21,7 @@ const MAX_AFTER: u64 = i64::MAX as u64;
 
 /// A non-negative decimal integer parameter in `min..=max`, or its default when absent; anything
 /// else (a sign, a fraction, an exponent, white space, out of range) is 400 naming it.
-fn integer(value: Option<&str>, name: &str, min: u64, max: u64, default: u64) -> Result<u64, ApiError> {
+pub(crate) fn integer(value: Option<&str>, name: &str, min: u64, max: u64, default: u64) -> Result<u64, ApiError> {
     let Some(text) = value else { return Ok(default) };
     let rule = format!("must be an integer from {min} to {max}");
     if text.is_empty() || text.len() > 20 || !text.bytes().all(|b| b.is_ascii_digit()) {

@@ -56,12 +56,11 @@ fn secure(state: &AppState) -> bool {
     state.widget.root(state.service.config().environment).scheme() == "https"
 }
 
-/// An error answer with the field it is about (`field`) and, for a 429, `retryAfter`; never
-/// cached.
+/// An error answer with the field it is about (`field`) and, for a 429, `retryAfter`.
 fn error(e: Error) -> Response {
     let status = StatusCode::from_u16(e.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     if status.is_server_error() {
-        return no_store(ApiError(e).into_response());
+        return ApiError(e).into_response();
     }
     let mut extra = serde_json::Map::new();
     // A wrong or missing code is about the code field, in the dashboard's own words.
@@ -80,16 +79,17 @@ fn error(e: Error) -> Response {
     if let Some(seconds) = e.retry_after() {
         response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     }
-    no_store(response)
+    response
 }
 
+/// Every dashboard answer is never cached (the routes' layer).
 fn no_store(mut response: Response) -> Response {
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }
 
 fn ok(message: &str, extra: Value) -> Response {
-    no_store(body_response(StatusCode::OK, message, extra))
+    body_response(StatusCode::OK, message, extra)
 }
 
 /// The session token from the request's cookie.
@@ -133,15 +133,11 @@ fn same_origin(state: &AppState, headers: &HeaderMap) -> Result<(), Error> {
     if origin == Some(public_origin(state).as_str()) { Ok(()) } else { Err(ErrorKind::CsrfFailed.into()) }
 }
 
-fn role_json(role: Role) -> &'static str {
-    role.as_str()
-}
-
 fn me_json(s: &DashboardSession, service: &Service) -> rampart_core::Result<Value> {
     let partner = service.partner(&s.member.partner_id)?;
     let role = s.member.role;
     Ok(json!({
-        "member": { "id": s.member.id.to_string(), "email": s.member.email, "role": role_json(role) },
+        "member": { "id": s.member.id.to_string(), "email": s.member.email, "role": role.as_str() },
         "partner": { "id": partner.id.to_string(), "name": partner.name, "environment": partner.environment.as_str() },
         "permissions": {
             "keys": role.may(Permission::Keys),
@@ -208,12 +204,16 @@ impl Dashboard {
         Ok(session)
     }
 
+    /// `Ok` when the request comes from the server's own origin: all a change needs before a
+    /// session exists (the invitation, the sign-in).
+    fn origin(&self) -> Result<(), Error> {
+        if self.origin_ok { Ok(()) } else { Err(ErrorKind::CsrfFailed.into()) }
+    }
+
     /// A change of a session not yet signed in (the setup and code steps): the origin only
     /// (the cookie is `SameSite=Strict` and the token unknown to the page until then).
     fn pre_session(&self) -> Result<&str, Error> {
-        if !self.origin_ok {
-            return Err(ErrorKind::CsrfFailed.into());
-        }
+        self.origin()?;
         self.token()
     }
 }
@@ -282,10 +282,10 @@ pub(crate) async fn invitation(
     body: Result<JsonObject, ApiError>,
 ) -> Response {
     if let Some(limited) = crate::widget::rate_limited(&state, ip) {
-        return no_store(limited);
+        return limited;
     }
     let input = body_or_error(body.and_then(|b| Ok(b.required_string("token")?.to_owned())));
-    let input = input.and_then(|t| dashboard.origin_ok.then_some(t).ok_or_else(|| ErrorKind::CsrfFailed.into()));
+    let input = input.and_then(|t| dashboard.origin().map(|()| t));
     run(
         &state,
         move |s| s.invitation(&input?),
@@ -294,7 +294,7 @@ pub(crate) async fn invitation(
                 "Invitation found.",
                 json!({ "invitation": {
                     "email": i.email,
-                    "role": role_json(i.role),
+                    "role": i.role.as_str(),
                     "partnerName": i.partner_name,
                     "expiresAt": rampart_core::recovery::rfc3339(i.expires_at),
                 }}),
@@ -313,7 +313,7 @@ pub(crate) async fn accept(
     body: Result<JsonObject, ApiError>,
 ) -> Response {
     if let Some(limited) = crate::widget::rate_limited(&state, ip) {
-        return no_store(limited);
+        return limited;
     }
     let input = body_or_error(body.and_then(|b| {
         Ok((
@@ -321,15 +321,12 @@ pub(crate) async fn accept(
             Zeroizing::new(b.required_string("password")?.to_owned()),
         ))
     }));
-    let origin_ok = dashboard.origin_ok;
     let st = state.clone();
     run(
         &state,
         move |s| {
             let (token, password) = input?;
-            if !origin_ok {
-                return Err(ErrorKind::CsrfFailed.into());
-            }
+            dashboard.origin()?;
             let (secret, session, setup) = s.accept_invitation(&token, &password)?;
             Ok((secret, session, setup, issuer(s)))
         },
@@ -381,20 +378,17 @@ pub(crate) async fn sign_in(
     body: Result<JsonObject, ApiError>,
 ) -> Response {
     if let Some(limited) = crate::widget::rate_limited(&state, ip) {
-        return no_store(limited);
+        return limited;
     }
     let input = body_or_error(body.and_then(|b| {
         Ok((b.required_string("email")?.to_owned(), Zeroizing::new(b.required_string("password")?.to_owned())))
     }));
-    let origin_ok = dashboard.origin_ok;
     let st = state.clone();
     run(
         &state,
         move |s| {
             let (email, password) = input?;
-            if !origin_ok {
-                return Err(ErrorKind::CsrfFailed.into());
-            }
+            dashboard.origin()?;
             Ok((s.member_sign_in(&email, &password)?, email, issuer(s)))
         },
         move |(next, email, issuer)| match next {
@@ -712,18 +706,9 @@ fn order_filter(q: &Query) -> Result<OrderFilter, ApiError> {
 }
 
 fn page_limit(q: &Query, default: usize) -> Result<usize, ApiError> {
-    match q.get("limit")? {
-        None => Ok(default),
-        Some(t) if !t.is_empty() && t.len() <= 3 && t.bytes().all(|b| b.is_ascii_digit()) => {
-            let n: usize = t.parse().unwrap_or(0);
-            if (1..=rampart_core::reports::MAX_PAGE).contains(&n) {
-                Ok(n)
-            } else {
-                Err(ApiError::invalid("limit", "must be an integer from 1 to 500"))
-            }
-        }
-        Some(_) => Err(ApiError::invalid("limit", "must be an integer from 1 to 500")),
-    }
+    let max = rampart_core::reports::MAX_PAGE;
+    let n = crate::audit::integer(q.get("limit")?, "limit", 1, max as u64, default as u64)?;
+    Ok(usize::try_from(n).unwrap_or(max))
 }
 
 /// GET /v1/dashboard/orders?status=&coin=&from=&to=&contactId=&limit=&cursor=: newest first.
@@ -926,7 +911,7 @@ fn member_json(m: &Member) -> Value {
     json!({
         "id": m.id.to_string(),
         "email": m.email,
-        "role": role_json(m.role),
+        "role": m.role.as_str(),
         "twoFactor": m.two_factor,
         "createdAt": rampart_core::recovery::rfc3339(m.created_at),
     })
@@ -949,7 +934,7 @@ pub(crate) async fn team(State(state): State<AppState>, dashboard: Dashboard) ->
                     json!({
                         "id": i.id.to_string(),
                         "email": i.email,
-                        "role": role_json(i.role),
+                        "role": i.role.as_str(),
                         "expiresAt": rampart_core::recovery::rfc3339(i.expires_at),
                     })
                 })
