@@ -93,6 +93,32 @@ impl Inner {
     }
 }
 
+/// Sessions by the hash of their token: the widget's and the dashboard's, kept alike.
+type Sessions<R> = HashMap<[u8; 32], R>;
+
+fn insert_session<R: Clone>(map: &mut Sessions<R>, key: [u8; 32], session: &R) -> Result<(), StoreError> {
+    if map.contains_key(&key) {
+        return Err(StoreError::Conflict("session token already exists"));
+    }
+    map.insert(key, session.clone());
+    Ok(())
+}
+
+fn update_session<R: Clone>(map: &mut Sessions<R>, key: &[u8; 32], f: &mut dyn FnMut(&mut R) -> bool) -> Option<R> {
+    let mut next = map.get(key)?.clone();
+    if f(&mut next) {
+        map.insert(*key, next.clone());
+    }
+    Some(next)
+}
+
+/// Keep the sessions `keep` says; how many went.
+fn purge_sessions<R>(map: &mut Sessions<R>, keep: impl Fn(&R) -> bool) -> u64 {
+    let was = map.len();
+    map.retain(|_, s| keep(s));
+    (was - map.len()) as u64
+}
+
 impl Store for MemoryStore {
     fn insert_partner(&self, partner: &PartnerRecord) -> Result<(), StoreError> {
         let mut inner = self.lock();
@@ -232,12 +258,7 @@ impl Store for MemoryStore {
     }
 
     fn insert_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
-        let mut inner = self.lock();
-        if inner.sessions.contains_key(&session.token_hash) {
-            return Err(StoreError::Conflict("session token already exists"));
-        }
-        inner.sessions.insert(session.token_hash, session.clone());
-        Ok(())
+        insert_session(&mut self.lock().sessions, session.token_hash, session)
     }
 
     fn update_session(
@@ -245,13 +266,7 @@ impl Store for MemoryStore {
         token_hash: &[u8; 32],
         f: &mut dyn FnMut(&mut SessionRecord) -> bool,
     ) -> Result<Option<SessionRecord>, StoreError> {
-        let mut inner = self.lock();
-        let Some(current) = inner.sessions.get(token_hash) else { return Ok(None) };
-        let mut next = current.clone();
-        if f(&mut next) {
-            inner.sessions.insert(*token_hash, next.clone());
-        }
-        Ok(Some(next))
+        Ok(update_session(&mut self.lock().sessions, token_hash, f))
     }
 
     fn delete_session(&self, token_hash: &[u8; 32]) -> Result<bool, StoreError> {
@@ -259,10 +274,7 @@ impl Store for MemoryStore {
     }
 
     fn delete_sessions_idle_since(&self, before: u64) -> Result<u64, StoreError> {
-        let mut inner = self.lock();
-        let was = inner.sessions.len();
-        inner.sessions.retain(|_, s| s.last_seen_at >= before);
-        Ok((was - inner.sessions.len()) as u64)
+        Ok(purge_sessions(&mut self.lock().sessions, |s| s.last_seen_at >= before))
     }
 
     fn update_sign_in(
@@ -596,12 +608,7 @@ impl Store for MemoryStore {
     }
 
     fn insert_dashboard_session(&self, session: &DashboardSessionRecord) -> Result<(), StoreError> {
-        let mut inner = self.lock();
-        if inner.dashboard_sessions.contains_key(&session.token_hash) {
-            return Err(StoreError::Conflict("session token already exists"));
-        }
-        inner.dashboard_sessions.insert(session.token_hash, session.clone());
-        Ok(())
+        insert_session(&mut self.lock().dashboard_sessions, session.token_hash, session)
     }
 
     fn update_dashboard_session(
@@ -609,13 +616,7 @@ impl Store for MemoryStore {
         token_hash: &[u8; 32],
         f: &mut dyn FnMut(&mut DashboardSessionRecord) -> bool,
     ) -> Result<Option<DashboardSessionRecord>, StoreError> {
-        let mut inner = self.lock();
-        let Some(current) = inner.dashboard_sessions.get(token_hash) else { return Ok(None) };
-        let mut next = current.clone();
-        if f(&mut next) {
-            inner.dashboard_sessions.insert(*token_hash, next.clone());
-        }
-        Ok(Some(next))
+        Ok(update_session(&mut self.lock().dashboard_sessions, token_hash, f))
     }
 
     fn delete_dashboard_session(&self, token_hash: &[u8; 32]) -> Result<bool, StoreError> {
@@ -623,10 +624,7 @@ impl Store for MemoryStore {
     }
 
     fn delete_dashboard_sessions_idle_since(&self, before: u64) -> Result<u64, StoreError> {
-        let mut inner = self.lock();
-        let was = inner.dashboard_sessions.len();
-        inner.dashboard_sessions.retain(|_, s| s.last_seen_at >= before);
-        Ok((was - inner.dashboard_sessions.len()) as u64)
+        Ok(purge_sessions(&mut self.lock().dashboard_sessions, |s| s.last_seen_at >= before))
     }
 
     fn audit_heads(&self) -> Result<Vec<(PartnerId, AuditHead)>, StoreError> {
