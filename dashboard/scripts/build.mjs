@@ -1,9 +1,10 @@
 // Builds the dashboard page into OUT_DIR (default dist/):
-// - app.js: src/main.ts bundled (with the widget's dom.ts it imports), minified IIFE, ES2019,
-//   ASCII only;
-// - app.css: src/app.css, minified;
-// - index.html: src/index.html with the sha384 integrity of both filled in (no inline script
-//   or style, for the server's strict CSP).
+// - index.html: src/index.html with src/app.css (minified) in its one <style> and src/main.ts
+//   (bundled with the widget's dom.ts it imports; minified IIFE, ES2019, ASCII only) in its one
+//   <script> at the end of <body>: the whole page in one response, so the first page costs the
+//   HTML's round trip and the API's, not a third for the files;
+// - csp.txt: the `script-src` and `style-src` directives the server sends with it, allowing
+//   exactly that script and that style by their sha384 (no 'unsafe-inline', nothing else).
 // The output depends only on the sources and the pinned esbuild, so building twice gives the
 // same bytes: the committed dist/ is drift-checked against a fresh build.
 import { createHash } from "node:crypto";
@@ -45,12 +46,20 @@ const style = await build({
 });
 const css = Buffer.from(style.outputFiles[0].contents);
 
-const integrity = (bytes) => "sha384-" + createHash("sha384").update(bytes).digest("base64");
-const html = readFileSync(join(here, "src", "index.html"), "utf8")
-  .replace("{{APP_JS_SRI}}", integrity(js))
-  .replace("{{APP_CSS_SRI}}", integrity(css));
+// Inline text must not end its element early (nor open a comment the parser would honour).
+for (const [what, text, end] of [["script", js.toString("latin1"), /<\/script|<!--/i], ["style", css.toString("latin1"), /<\/style|<!--/i]]) {
+  if (end.test(text)) throw new Error(`the built ${what} holds text that would end its element early`);
+}
+const hash = (bytes) => "'sha384-" + createHash("sha384").update(bytes).digest("base64") + "'";
+const template = readFileSync(join(here, "src", "index.html"), "utf8");
+for (const mark of ["{{APP_CSS}}", "{{APP_JS}}"]) {
+  if (template.split(mark).length !== 2) throw new Error(`src/index.html must hold ${mark} once`);
+}
+// Split and joined, not String.replace: the script's own "$&" or "$'" must stay as written.
+const fill = (text, mark, value) => text.split(mark).join(value);
+const html = fill(fill(template, "{{APP_CSS}}", css.toString("latin1")), "{{APP_JS}}", js.toString("latin1"));
+const csp = `script-src ${hash(js)}; style-src ${hash(css)}\n`;
 
-writeFileSync(join(out, "app.js"), js);
-writeFileSync(join(out, "app.css"), css);
-writeFileSync(join(out, "index.html"), html);
-console.log(`-- built ${join(out, "index.html")}, app.js (${js.length} bytes), app.css (${css.length} bytes)`);
+writeFileSync(join(out, "index.html"), html, "latin1");
+writeFileSync(join(out, "csp.txt"), csp);
+console.log(`-- built ${join(out, "index.html")} (${html.length} bytes: script ${js.length}, style ${css.length}) and csp.txt`);

@@ -7,7 +7,8 @@
 // filters, cursors and ids. The CSRF token lives in this module's closure: never in storage,
 // a cookie, a URL or the DOM.
 
-import { query, type Filters } from "./format";
+import { NO_FILTERS, query, type Filters } from "./format";
+import type { PageName } from "./router";
 
 /** The part of `fetch` the client uses (a test passes its own). */
 export type Fetch = (
@@ -195,23 +196,53 @@ const any: Shape = () => true;
 
 export const BASE = "/v1/dashboard";
 
+function queryString(params: [string, string | number | null | undefined][]): string {
+  const q = query(params);
+  return q ? "?" + q : "";
+}
+
+const ordersPath = (filters: Filters, cursor: Cursor, limit?: number) =>
+  "/orders" + queryString([["status", filters.status], ["coin", filters.coin], ["from", filters.from], ["to", filters.to], ["contactId", filters.contactId], ["limit", limit], ["cursor", cursor]]);
+const auditPath = (after: Cursor, limit?: number) => "/audit" + queryString([["after", after], ["limit", limit]]);
+
+/** The GET each page starts with: the app asks for it beside `/me` when the dashboard opens on
+ * that page, so the two round trips overlap. */
+export const FIRST_GET: { [P in PageName]: string } = {
+  overview: "/overview",
+  keys: "/keys",
+  widget: "/widget",
+  orders: ordersPath(NO_FILTERS, null),
+  contacts: "/contacts",
+  webhooks: "/webhooks",
+  audit: auditPath(null),
+  team: "/team",
+};
+
 /** The dashboard's client. `fetcher` is the browser's fetch (or a test's). */
 export function createApi(fetcher: Fetch) {
   let csrf: string | null = null;
+  /** GETs started ahead of need (`prefetch`): the next GET of the same path takes the answer. */
+  const ahead = new Map<string, ReturnType<Fetch>>();
+
+  const send = (method: string, path: string, headers: { [name: string]: string }, body: unknown) =>
+    fetcher(BASE + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "same-origin",
+      cache: "no-store",
+    });
+  const GET_HEADERS = { Accept: "application/json" };
 
   async function call<T>(method: string, path: string, body: unknown, shape: Shape): Promise<Result<T>> {
-    const headers: { [name: string]: string } = { Accept: "application/json" };
+    const headers: { [name: string]: string } = { ...GET_HEADERS };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (method !== "GET" && csrf) headers["X-CSRF-Token"] = csrf;
+    const early = method === "GET" ? ahead.get(path) : undefined;
+    if (early) ahead.delete(path);
     let response;
     try {
-      response = await fetcher(BASE + path, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        credentials: "same-origin",
-        cache: "no-store",
-      });
+      response = await (early || send(method, path, headers, body));
     } catch {
       return { ok: false, status: 0, message: "", field: null, retryAfter: null };
     }
@@ -248,16 +279,27 @@ export function createApi(fetcher: Fetch) {
   const get = <T>(path: string, shape: Shape) => call<T>("GET", path, undefined, shape);
   const post = <T>(path: string, body: unknown, shape: Shape = any) => call<T>("POST", path, body === undefined ? {} : body, shape);
   const id = (value: string | number) => encodeURIComponent(String(value));
-  const page = (params: [string, string | number | null | undefined][]) => {
-    const q = query(params);
-    return q ? "?" + q : "";
-  };
+  const page = queryString;
   const twoFactor = (b: Body) => isObject(b.twoFactor) && typeof b.twoFactor.qrCode === "string" && typeof b.twoFactor.manualKey === "string";
 
   return {
-    /** Forgets the CSRF token (after sign-out or when the session ended). */
+    /** Forgets the CSRF token (after sign-out or when the session ended) and any answer asked
+     * for ahead. */
     forget(): void {
       csrf = null;
+      ahead.clear();
+    },
+    /** Starts the GET of `path` now; the next GET of the same path takes its answer instead of
+     * asking again. A failure to connect waits for that GET too. */
+    prefetch(path: string): void {
+      if (ahead.has(path)) return;
+      const started = send("GET", path, { ...GET_HEADERS }, undefined);
+      started.catch(() => undefined);
+      ahead.set(path, started);
+    },
+    /** Drops the answers asked for ahead that no GET took. */
+    dropPrefetched(): void {
+      ahead.clear();
     },
     /** Whether a CSRF token is held (never the token itself). */
     hasCsrf(): boolean {
@@ -282,21 +324,18 @@ export function createApi(fetcher: Fetch) {
     },
 
     // ---- pages -----------------------------------------------------------------------------
-    overview: () => get<Overview>("/overview", hasObject("checklist")),
-    keys: () => get<Keys>("/keys", (b) => typeof b.publishableKey === "string" && isObject(b.secretKey)),
+    overview: () => get<Overview>(FIRST_GET.overview, hasObject("checklist")),
+    keys: () => get<Keys>(FIRST_GET.keys, (b) => typeof b.publishableKey === "string" && isObject(b.secretKey)),
     rollKey: (expiresIn: Expiry) => post<Rolled>("/keys/roll", { expiresIn }, hasString("secretKey")),
-    widget: () => get<WidgetSettings>("/widget", (b) => hasObject("snippets")(b) && hasArray("widgetOrigins")(b)),
+    widget: () => get<WidgetSettings>(FIRST_GET.widget, (b) => hasObject("snippets")(b) && hasArray("widgetOrigins")(b)),
     saveWidget: (changes: WidgetChanges) =>
       call<WidgetSettings>("PUT", "/widget", changes, (b) => hasObject("snippets")(b) && hasArray("widgetOrigins")(b)),
     orders: (filters: Filters, cursor: Cursor, limit?: number) =>
-      get<{ orders: Order[]; next: Cursor }>(
-        "/orders" + page([["status", filters.status], ["coin", filters.coin], ["from", filters.from], ["to", filters.to], ["contactId", filters.contactId], ["limit", limit], ["cursor", cursor]]),
-        hasArray("orders"),
-      ),
-    contacts: () => get<{ counts: Counts }>("/contacts", hasObject("counts")),
+      get<{ orders: Order[]; next: Cursor }>(ordersPath(filters, cursor, limit), hasArray("orders")),
+    contacts: () => get<{ counts: Counts }>(FIRST_GET.contacts, hasObject("counts")),
     contactList: (kind: ContactListKind, cursor: Cursor, limit?: number) =>
       get<{ contacts: Contact[]; next: Cursor }>("/contacts/list" + page([["kind", kind], ["cursor", cursor], ["limit", limit]]), hasArray("contacts")),
-    webhooks: () => get<{ endpoints: Endpoint[]; events: string[] }>("/webhooks", (b) => hasArray("endpoints")(b) && hasArray("events")(b)),
+    webhooks: () => get<{ endpoints: Endpoint[]; events: string[] }>(FIRST_GET.webhooks, (b) => hasArray("endpoints")(b) && hasArray("events")(b)),
     addWebhook: (url: string, events: string[]) =>
       post<{ endpoint: Endpoint; secret: string }>("/webhooks", { url, events }, (b) => hasObject("endpoint")(b) && hasString("secret")(b)),
     deleteWebhook: (endpoint: string) => call<Body>("DELETE", "/webhooks/" + id(endpoint), undefined, any),
@@ -306,8 +345,8 @@ export function createApi(fetcher: Fetch) {
       get<{ attempts: Attempt[]; next: Cursor }>("/webhooks/" + id(endpoint) + "/deliveries" + page([["before", before], ["limit", limit]]), hasArray("attempts")),
     resend: (messageId: string) => post<Body>("/webhooks/messages/" + id(messageId) + "/resend", undefined),
     audit: (after: Cursor, limit?: number) =>
-      get<{ events: AuditEvent[]; next: Cursor; verification: Verification }>("/audit" + page([["after", after], ["limit", limit]]), (b) => hasArray("events")(b) && hasObject("verification")(b)),
-    team: () => get<{ members: Member[]; invitations: PendingInvitation[] }>("/team", (b) => hasArray("members")(b) && hasArray("invitations")(b)),
+      get<{ events: AuditEvent[]; next: Cursor; verification: Verification }>(auditPath(after, limit), (b) => hasArray("events")(b) && hasObject("verification")(b)),
+    team: () => get<{ members: Member[]; invitations: PendingInvitation[] }>(FIRST_GET.team, (b) => hasArray("members")(b) && hasArray("invitations")(b)),
     invite: (email: string, role: Role) => post<{ link: string; expiresAt: string }>("/team/invitations", { email, role }, hasString("link")),
     revokeInvitation: (invitation: string) => call<Body>("DELETE", "/team/invitations/" + id(invitation), undefined, any),
     setRole: (member: string, role: Role) => call<Body>("PUT", "/team/members/" + id(member), { role }, any),

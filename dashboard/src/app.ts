@@ -1,10 +1,11 @@
 // The dashboard's shell (SPEC 11): the header (partner, environment, member, Sign out), the nav,
-// the hash router and the screens. It asks `GET /v1/dashboard/me` first: a session shows the
-// page the hash names, none shows the sign-in screen. `#invite=<token>` starts the invitation,
-// after the token has been taken out of the address bar. A 401 from any signed-in call ends
-// the session on this page too: the sign-in screen comes back with the reason.
+// the hash router and the screens. It asks `GET /v1/dashboard/me` first, and beside it the data
+// of the page the hash names: a session shows that page, none shows the sign-in screen.
+// `#invite=<token>` starts the invitation, after the token has been taken out of the address
+// bar. A 401 from any signed-in call ends the session on this page too: the sign-in screen
+// comes back with the reason.
 
-import { createApi, type Api, type Fetch, type Me } from "./api";
+import { createApi, FIRST_GET, type Api, type Fetch, type Me } from "./api";
 import { environmentName, roleName } from "./format";
 import { DEFAULT_PAGE, PAGES, pageHash, pageTitle, parseRoute, type PageName } from "./router";
 import { auth, SESSION_ENDED, type AuthHost } from "./screens/auth";
@@ -104,6 +105,8 @@ export class App {
       return;
     }
     this.target = route.page;
+    // The page's data is asked for beside `/me` (its answer is dropped if nobody is signed in).
+    this.api.prefetch(FIRST_GET[route.page]);
     this.loadMe();
   }
 
@@ -136,9 +139,11 @@ export class App {
         clear(body);
         body.appendChild(h("p", { class: "loading", role: "status" }, h("span", { class: "spinner", "aria-hidden": "true" }), "Loading\u2026"));
         const answer = await ctx.call(this.api.me());
-        if (!answer) return;
-        if (answer.ok) this.signedIn(answer.value.me);
-        else if (answer.status === 401) auth(this.authHost()).signIn(null);
+        // The page shown on success takes its prefetched answer at once; what is left is stale.
+        if (answer && answer.ok) this.signedIn(answer.value.me);
+        this.api.dropPrefetched();
+        if (!answer || answer.ok) return;
+        if (answer.status === 401) auth(this.authHost()).signIn(null);
         else {
           clear(body);
           const problem = h("div", { class: "problem", role: "alert" });

@@ -1,4 +1,4 @@
-// The dashboard's entry (dist/app.js, loaded by dist/index.html with `defer`): the app with the
+// The dashboard's entry (the script inside dist/index.html, after `#app`): the app with the
 // browser's fetch, clipboard and a Blob download.
 
 import { App } from "./app";

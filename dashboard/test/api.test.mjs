@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { importSource } from "./helpers.mjs";
 
-const { createApi } = await importSource("api");
+const { createApi, FIRST_GET } = await importSource("api");
 
 const ME = {
   member: { id: "m1", email: "a@example.com", role: "owner" },
@@ -132,6 +132,63 @@ describe("requests", () => {
       assert.equal(call.url, url);
       if (body) assert.deepEqual(call.body, body, url);
     }
+  });
+});
+
+describe("prefetch", () => {
+  test("each page's first GET is the path its getter asks for", async () => {
+    const { fetcher, calls } = fakeFetch(() => ({ status: 200, body: EVERYTHING }));
+    const api = createApi(fetcher);
+    const first = {
+      overview: () => api.overview(),
+      keys: () => api.keys(),
+      widget: () => api.widget(),
+      orders: () => api.orders({ status: "", coin: "", from: "", to: "", contactId: "" }, null),
+      contacts: () => api.contacts(),
+      webhooks: () => api.webhooks(),
+      audit: () => api.audit(null),
+      team: () => api.team(),
+    };
+    assert.deepEqual(Object.keys(FIRST_GET).sort(), Object.keys(first).sort());
+    for (const [page, run] of Object.entries(first)) {
+      await run();
+      assert.equal(calls.at(-1).url, "/v1/dashboard" + FIRST_GET[page], page);
+    }
+  });
+
+  test("a prefetched GET is taken once by the next GET of its path; the rest are dropped", async () => {
+    let status = 200;
+    const { fetcher, calls } = fakeFetch(() => ({ status, body: EVERYTHING }));
+    const api = createApi(fetcher);
+    api.prefetch("/overview");
+    api.prefetch("/overview");
+    assert.equal(calls.length, 1, "asked once however often it is prefetched");
+    assert.equal(calls[0].method, "GET");
+    assert.equal(calls[0].credentials, "same-origin");
+    assert.equal(calls[0].cache, "no-store");
+    status = 500;
+    assert.equal((await api.overview()).ok, true, "the answer of the prefetch, not a new one");
+    assert.equal(calls.length, 1);
+    assert.equal((await api.overview()).status, 500, "taken once: the next GET asks again");
+    assert.equal(calls.length, 2);
+    api.prefetch("/keys");
+    api.dropPrefetched();
+    await api.keys();
+    assert.equal(calls.length, 4, "a dropped prefetch is asked for again");
+    api.prefetch("/team");
+    api.forget();
+    await api.team();
+    assert.equal(calls.length, 6, "forget drops prefetched answers too");
+  });
+
+  test("a prefetch that cannot connect is a failure of the GET that takes it, never an exception", async () => {
+    const { fetcher } = fakeFetch(() => "offline");
+    const api = createApi(fetcher);
+    api.prefetch("/overview");
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const answer = await api.overview();
+    assert.equal(answer.ok, false);
+    assert.equal(answer.status, 0);
   });
 });
 

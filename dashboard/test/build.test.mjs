@@ -1,11 +1,11 @@
 // The built page (dist/): the 60 KB gzip budget, a deterministic build equal to the committed
-// one (drift check), an HTML shell the server's strict CSP allows (no inline script, style or
-// handler) loading its files with their sha384 integrity, nothing that stores or logs secrets,
-// and the colour contrast of both themes.
+// one (drift check), one HTML file whose one script and one style are exactly what csp.txt
+// allows by hash (no other script, style, handler or outside URL), nothing that stores or logs
+// secrets, and the colour contrast of both themes.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -13,23 +13,31 @@ import { gzipSync } from "node:zlib";
 import { DASHBOARD_DIR, DIST_DIR } from "./helpers.mjs";
 
 const BUDGET = 60 * 1024;
-const FILES = ["index.html", "app.js", "app.css"];
+const FILES = ["csp.txt", "index.html"];
 const html = readFileSync(join(DIST_DIR, "index.html"), "utf8");
-const js = readFileSync(join(DIST_DIR, "app.js"));
-const css = readFileSync(join(DIST_DIR, "app.css"));
+const csp = readFileSync(join(DIST_DIR, "csp.txt"), "utf8");
+const inline = (tag) => {
+  const found = [...html.matchAll(new RegExp(`<${tag}([^>]*)>([\\s\\S]*?)</${tag}>`, "g"))];
+  assert.equal(found.length, 1, `one ${tag} element`);
+  assert.equal(found[0][1], "", `the ${tag} element has no attributes`);
+  return found[0][2];
+};
+const script = inline("script");
+const style = inline("style");
 
 const scratch = mkdtempSync(join(tmpdir(), "rampart-dashboard-build-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 const build = (dir) => execFileSync(process.execPath, [join(DASHBOARD_DIR, "scripts", "build.mjs"), dir], { stdio: "pipe" });
 
-test(`index.html + app.js + app.css are at most ${BUDGET} bytes with gzip -9`, () => {
-  const size = [html, js, css].reduce((sum, file) => sum + gzipSync(file, { level: 9 }).length, 0);
+test(`index.html is at most ${BUDGET} bytes with gzip -9`, () => {
+  const size = gzipSync(html, { level: 9 }).length;
   assert.ok(size <= BUDGET, `${size} bytes gzip -9`);
 });
 
 test("the build is deterministic and dist/ is up to date with src/", () => {
   build(join(scratch, "a"));
   build(join(scratch, "b"));
+  assert.deepEqual(readdirSync(DIST_DIR).sort(), FILES, "dist/ holds the page and its policy, nothing else");
   for (const file of FILES) {
     const a = readFileSync(join(scratch, "a", file));
     assert.ok(a.equals(readFileSync(join(scratch, "b", file))), `${file}: two builds give the same bytes`);
@@ -37,31 +45,28 @@ test("the build is deterministic and dist/ is up to date with src/", () => {
   }
 });
 
-test("index.html: lang, viewport, noscript, and nothing inline", () => {
+test("index.html: lang, viewport, noscript, the script last, nothing inline but the hashed script and style", () => {
   assert.match(html, /^<!doctype html>\n<html lang="en">/);
   assert.match(html, /<meta name="viewport" content="width=device-width, initial-scale=1">/);
   assert.match(html, /<meta charset="utf-8">/);
   assert.match(html, /<noscript><p>[^<]+<\/p><\/noscript>/);
-  assert.doesNotMatch(html, /<style/i, "no style element");
-  assert.doesNotMatch(html, /\sstyle=/i, "no style attribute");
-  assert.doesNotMatch(html, /\son[a-z]+=/i, "no event handler attribute");
-  assert.doesNotMatch(html, /javascript:/i);
-  assert.doesNotMatch(html, /https?:\/\//, "only relative, same-origin files");
-  const scripts = [...html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
-  assert.equal(scripts.length, 1);
-  assert.equal(scripts[0][2], "", "the script element is empty");
+  assert.ok(html.indexOf('<div id="app"></div>') < html.indexOf("<script>"), "the script runs once #app is parsed");
+  const markup = html.replace(script, "").replace(style, "");
+  assert.doesNotMatch(markup, /\sstyle=/i, "no style attribute");
+  assert.doesNotMatch(markup, /\son[a-z]+=/i, "no event handler attribute");
+  assert.doesNotMatch(markup, /javascript:|<link|\ssrc=/i, "no other file, no script URL");
+  assert.doesNotMatch(markup, /https?:\/\//, "no outside URL");
 });
 
-test("index.html loads app.js and app.css relatively, with their sha384 integrity", () => {
-  const sri = (bytes) => "sha384-" + createHash("sha384").update(bytes).digest("base64");
-  assert.ok(html.includes(`<script src="app.js" integrity="${sri(js)}" defer></script>`));
-  assert.ok(html.includes(`<link rel="stylesheet" href="app.css" integrity="${sri(css)}">`));
+test("csp.txt allows exactly the page's script and style by their sha384", () => {
+  const hash = (text) => "'sha384-" + createHash("sha384").update(text, "utf8").digest("base64") + "'";
+  assert.equal(csp, `script-src ${hash(script)}; style-src ${hash(style)}\n`);
+  assert.doesNotMatch(csp, /unsafe|'self'|\*/);
 });
 
-test("app.js: ASCII, ES2019, its banner, only same-origin requests, no storage, cookie, console or eval", () => {
-  const script = js.toString("utf8");
+test("the script: ASCII, ES2019, its banner, only same-origin requests, no storage, cookie, console or eval", () => {
   assert.ok(script.startsWith("/* Rampart partner dashboard. Built from dashboard/src by esbuild; do not edit. */"));
-  assert.ok(/^[\x09\x0a\x20-\x7e]*$/.test(script), "app.js is ASCII");
+  assert.ok(/^[\x09\x0a\x20-\x7e]*$/.test(script), "the script is ASCII");
   assert.ok(!/\?\?|\?\.[^0-9]/.test(script.replace(/"(?:[^"\\]|\\.)*"/g, '""')), "no ES2020 operators");
   // Absolute URLs appear only inside the hints' words ("https://..."), never as a string of
   // their own (a request, a link or a frame elsewhere).
@@ -70,7 +75,7 @@ test("app.js: ASCII, ES2019, its banner, only same-origin requests, no storage, 
   assert.doesNotMatch(script, /["'`]https?:/, "no string that is an absolute URL");
   assert.doesNotMatch(script, /\b(localStorage|sessionStorage|indexedDB|document\.cookie|console\.|eval\(|new Function|innerHTML|outerHTML|insertAdjacentHTML|document\.write)\b/);
   assert.ok(script.includes('"/v1/dashboard"'), "requests go to /v1/dashboard/...");
-  const style = css.toString("utf8");
+  assert.ok(style.startsWith("/* Rampart partner dashboard. Built from dashboard/src/app.css by esbuild; do not edit. */"));
   assert.doesNotMatch(style, /@import|@font-face|url\(/i, "no font, image or import");
   assert.match(style, /@media ?\(prefers-color-scheme: ?dark\)/, "the dark theme follows the system");
   assert.match(style, /:focus-visible/);

@@ -126,6 +126,7 @@ export async function startServer({ dir, environment = "sandbox", before, args: 
     made,
     log,
     loader: `${base}/widget/v1/rampart.js`,
+    pid: child.pid,
     /** SIGTERM, then SIGKILL after 5 s; resolves when it is gone. */
     stop() {
       if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
@@ -242,9 +243,10 @@ export async function startPartnerSite({ https = false, dir, host = "127.0.0.1" 
   };
 }
 
-/** Launches Chromium (a fresh temporary profile, removed on close). */
-export function launchBrowser() {
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 30000 });
+/** Launches Chromium (a fresh temporary profile, removed on close); `executablePath`: a wrapper
+ * that starts it (a bench's `taskset`), Debian's Chromium by default. */
+export function launchBrowser({ executablePath = CHROMIUM } = {}) {
+  return chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS, timeout: 30000 });
 }
 
 /** Whether a URL stays on this machine (or is the browser's own). */

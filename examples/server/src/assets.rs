@@ -116,21 +116,23 @@ pub async fn page(
     }
 }
 
-/// The dashboard's HTML shell, script and styles (SPEC 11).
+/// The dashboard's page (SPEC 11): one HTML file holding its style and script.
 pub const DASHBOARD_HTML: &[u8] = include_bytes!("../../../dashboard/dist/index.html");
-/// The dashboard's script.
-pub const DASHBOARD_JS: &[u8] = include_bytes!("../../../dashboard/dist/app.js");
-/// The dashboard's styles.
-pub const DASHBOARD_CSS: &[u8] = include_bytes!("../../../dashboard/dist/app.css");
 
-/// The dashboard's policy: its own files and API only, the widget preview from this server, and
-/// no page may frame it.
-const DASHBOARD_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
-     connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+/// The dashboard's policy: exactly its own script and style (by their sha384, written by its
+/// build beside the page), its own API, the widget preview from this server, and no page may
+/// frame it.
+static DASHBOARD_CSP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let sources = include_str!("../../../dashboard/dist/csp.txt").trim();
+    format!(
+        "default-src 'none'; {sources}; img-src 'self' data:; connect-src 'self'; frame-src 'self'; \
+         base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    )
+});
 
 /// GET /dashboard/: the partner dashboard's page.
 pub async fn dashboard() -> Response {
-    let mut response = html(StatusCode::OK, DASHBOARD_HTML.to_vec(), DASHBOARD_CSP);
+    let mut response = html(StatusCode::OK, DASHBOARD_HTML.to_vec(), &DASHBOARD_CSP);
     let headers = response.headers_mut();
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
@@ -142,16 +144,6 @@ pub async fn dashboard_redirect() -> Response {
     let mut response = StatusCode::PERMANENT_REDIRECT.into_response();
     response.headers_mut().insert(header::LOCATION, HeaderValue::from_static("/dashboard/"));
     response
-}
-
-/// GET /dashboard/app.js
-pub async fn dashboard_js() -> Response {
-    asset(DASHBOARD_JS, "text/javascript; charset=utf-8", false)
-}
-
-/// GET /dashboard/app.css
-pub async fn dashboard_css() -> Response {
-    asset(DASHBOARD_CSS, "text/css; charset=utf-8", false)
 }
 
 /// GET /widget (no slash): the page's files are relative to `/widget/`.

@@ -152,8 +152,6 @@ pub fn app_with_demo_webhooks(
         .route("/dashboard", get(assets::dashboard_redirect))
         .route("/dashboard/", get(assets::dashboard))
         .route("/dashboard/index.html", get(assets::dashboard))
-        .route("/dashboard/app.js", get(assets::dashboard_js))
-        .route("/dashboard/app.css", get(assets::dashboard_css))
         .route("/widget/v1/rampart.js", get(assets::loader))
         .route("/widget/v1/rampart.js.sri", get(assets::loader_sri))
         .route("/v1/widget/check", post(widget::public_check))
