@@ -419,7 +419,9 @@ async fn the_page_and_its_headers() {
     let r = server.get("/dashboard/", None).await;
     assert_eq!(r.status, 200);
     // The policy allows exactly the page's one script and one style, by their hashes.
-    let hash = |text: &str| format!("'sha384-{}'", base64::engine::general_purpose::STANDARD.encode(sha2::Sha384::digest(text)));
+    let hash = |text: &str| {
+        format!("'sha384-{}'", base64::engine::general_purpose::STANDARD.encode(sha2::Sha384::digest(text)))
+    };
     assert_eq!((r.text.matches("<script").count(), r.text.matches("<style").count()), (1, 1));
     let (script, style) = (element(&r.text, "<script>", "</script>"), element(&r.text, "<style>", "</style>"));
     assert!(script.len() > 10_000 && style.len() > 1_000, "the app's script and style are in the page");
