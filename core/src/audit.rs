@@ -131,6 +131,24 @@ impl Service {
         }
     }
 
+    /// The draft of a change to the 2FA record `rec` of `contact`: about the contact, or, for
+    /// a team member's record (an operator resetting or unlocking a member), about no contact,
+    /// the member named in `memberId` (so no contact's webhook tells of it).
+    pub(crate) fn draft_about(
+        &self,
+        actor: &Actor,
+        event: &'static str,
+        contact: &ContactId,
+        rec: &crate::store::ContactRecord,
+        mut details: Map<String, Value>,
+    ) -> AuditDraft {
+        if rec.member && !matches!(actor, Actor::Member(_)) {
+            details.insert("memberId".into(), Value::from(contact.to_string()));
+            return self.draft(actor, event, None, details);
+        }
+        self.draft(actor, event, Some(contact), details)
+    }
+
     /// A page of the partner's audit chain, oldest first: rows with `seq` after `after` (0 for
     /// the start), only those about `contact` when given, at most `limit` (1..=500). A
     /// `limit` out of range is 400 naming it; an unknown partner 404.

@@ -636,7 +636,7 @@ impl Service {
         let event = if passed { event::KYC_MARKED } else { event::KYC_UNMARKED };
         self.store()
             .update_contact(partner, contact, &mut |rec, effects| {
-                effects.audit(self.draft(actor, event, Some(contact), Map::new()));
+                effects.audit(self.draft_about(actor, event, contact, rec, Map::new()));
                 let changed = rec.kyc_passed != passed;
                 rec.kyc_passed = passed;
                 changed
@@ -652,7 +652,7 @@ impl Service {
         self.store()
             .update_contact(partner, contact, &mut |rec, effects| {
                 let before = details([("failures", Value::from(rec.failures))]);
-                effects.audit(self.draft(&actor, event::UNLOCKED, Some(contact), before));
+                effects.audit(self.draft_about(&actor, event::UNLOCKED, contact, rec, before));
                 let changed = rec.failures != 0 || rec.last_failure_at.is_some();
                 rec.failures = 0;
                 rec.last_failure_at = None;

@@ -476,7 +476,7 @@ impl Service {
                 let mut d = Map::new();
                 d.insert("reason".into(), Value::from(reason));
                 d.insert("approvedBy".into(), approved_by.map_or(Value::Null, Value::from));
-                effects.audit(self.draft(&actor, event::RESET, Some(contact), d));
+                effects.audit(self.draft_about(&actor, event::RESET, contact, rec, d));
                 true
             })
             .map_err(Self::internal)?;

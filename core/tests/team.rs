@@ -241,7 +241,8 @@ fn roles_owners_and_the_last_owner(b: Backend) {
 
 fn a_members_2fa_is_no_contacts(b: Backend) {
     let f = Fixture::new(b);
-    f.service.create_webhook_endpoint(&f.partner, "https://93.184.216.34/hooks", &["2fa.enabled"]).unwrap();
+    let events = ["2fa.enabled", "2fa.reset", "2fa.locked", "2fa.disabled"];
+    f.service.create_webhook_endpoint(&f.partner, "https://93.184.216.34/hooks", &events).unwrap();
     let (_, session, secret) = signed_in_owner(&f, "dana@example.com");
     let as_contact = ContactId::from_uuid(session.member.id);
     // The contact API cannot touch it; the lists never count it; no webhook tells of it.
@@ -264,6 +265,22 @@ fn a_members_2fa_is_no_contacts(b: Backend) {
         (enabled.contact_id.as_deref(), enabled.actor.as_str()),
         (None, format!("member:{}", session.member.id).as_str())
     );
+    // An operator unlocking or resetting the member: audited about no contact, the member named
+    // in the details, and still no webhook.
+    f.service.reset_lock("alice", &f.partner, &as_contact).unwrap();
+    f.service.reset_2fa("alice", &f.partner, &as_contact, "ticket 7: new phone", None).unwrap();
+    assert!(f.service.store().webhook_deliveries(&f.partner).unwrap().is_empty());
+    let rows = f.service.audit_events(&f.partner, None, 0, 100).unwrap().events;
+    let member = serde_json::Value::from(session.member.id.to_string());
+    for event in ["kyc.marked", "2fa.unlocked", "2fa.reset"] {
+        let row = rows.iter().find(|r| r.event == event).unwrap_or_else(|| panic!("{event} audited"));
+        assert_eq!((row.contact_id.as_deref(), row.actor.as_str()), (None, "operator:alice"), "{event}");
+        assert_eq!(row.details.get("memberId"), Some(&member), "{event}");
+    }
+    // A contact's reset still tells the partner.
+    let contact = ContactId::from_uuid(uuid::Uuid::new_v4());
+    f.service.reset_2fa("alice", &f.partner, &contact, "ticket 8: lost phone", None).unwrap();
+    assert_eq!(f.service.store().webhook_deliveries(&f.partner).unwrap().len(), 1);
 }
 
 fn member(partner: PartnerId, email: &str, role: Role) -> MemberRecord {

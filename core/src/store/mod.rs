@@ -84,10 +84,11 @@ impl Effects {
     /// Record an audit event, and its webhook message when it is one of
     /// [`AUDITED_WEBHOOK_EVENTS`]: one call, so no change can record one and forget the other.
     pub fn audit(&mut self, draft: AuditDraft) {
-        // A team member's own 2FA (the dashboard's sign-in) is audited but is no contact's
-        // event: no webhook.
-        let members_own = matches!(draft.actor, crate::chain::Actor::Member(_));
-        if AUDITED_WEBHOOK_EVENTS.contains(&draft.event) && !members_own {
+        // A team member's 2FA (their own sign-in, or an operator resetting it) is audited but
+        // is no contact's event: no webhook. Its rows name no contact.
+        let members = matches!(draft.actor, crate::chain::Actor::Member(_))
+            || (draft.contact_id.is_none() && !draft.event.starts_with("widget."));
+        if AUDITED_WEBHOOK_EVENTS.contains(&draft.event) && !members {
             let mut data = serde_json::Map::new();
             if let Some(contact) = &draft.contact_id {
                 data.insert("contactId".into(), serde_json::Value::String(contact.to_string()));
