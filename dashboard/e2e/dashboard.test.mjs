@@ -8,12 +8,14 @@
 // - opening on any page: /me and the page's data asked for side by side, once each;
 // - every page in every role, axe-core clean in both themes and at 320 px, and the changes a
 //   viewer or a developer may not make refused by the server when called directly;
+// - bad input (a filter, an invitation, the origins, a webhook URL) answered next to its field
+//   in the server's words;
 // - CSRF: a change without the token, with another session's, or from another origin;
 // - the session ending after 30 idle minutes (the server's test clock);
 // - the key roll by keyboard alone.
 // `RAMPART_UPDATE_SCREENSHOTS=1` also writes docs/dashboard/<page>-<theme>.png.
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
@@ -120,17 +122,30 @@ async function nothingStored(page) {
 }
 
 describe("partner dashboard", () => {
-  let dir, server, partner, browser, clockFile;
-  const setClock = (unix) => writeFileSync(clockFile, `${unix}\n`);
+  let dir, server, partner, browser, clockFile, ticking;
+  // The server's clock (its test hook) runs with real time, `ahead` seconds ahead of it: the
+  // authenticator codes computed here stay valid however long the tests take. Each tick writes
+  // a new file and renames it over the old one, so the server never reads half of one.
+  let ahead = 0;
+  const tick = () => {
+    writeFileSync(clockFile + ".new", `${(Date.now() / 1000 + ahead).toFixed(3)}\n`);
+    renameSync(clockFile + ".new", clockFile);
+  };
+  const setAhead = (seconds) => {
+    ahead = seconds;
+    tick();
+  };
   before(async () => {
     dir = tempDir("rampart-dashboard-e2e-");
     clockFile = join(dir, "clock");
-    setClock(Math.floor(Date.now() / 1000));
+    tick();
+    ticking = setInterval(tick, 200);
     server = await startServer({ dir, before: (db) => createPartner(db, "Acme Shop"), args: ["--test-clock-file", clockFile] });
     partner = server.made;
     browser = await launchBrowser();
   });
   after(async () => {
+    clearInterval(ticking);
     if (browser) await browser.close();
     if (server) await server.stop();
     cleanup(dir);
@@ -181,13 +196,16 @@ describe("partner dashboard", () => {
     // Wrong codes: five are answered 401 next to the field, then the SPEC 2 throttle (429) is
     // shown with its wait; the recovery code has its own counter and still signs in.
     const codeAnswer = () => page.waitForResponse((r) => r.url().endsWith("/v1/dashboard/sign-in/code"));
+    let wait = null;
     for (let i = 1; i <= 6; i++) {
       await page.getByRole("textbox", { name: "Authenticator code" }).fill(wrongTotpCode(secret));
       const [answer] = await Promise.all([codeAnswer(), page.getByRole("button", { name: "Sign in" }).click()]);
       assert.equal(answer.status(), i <= 5 ? 401 : 429, `wrong code ${i}`);
+      wait = answer.headers()["retry-after"];
     }
+    assert.ok(["29", "30"].includes(wait), `Retry-After ${wait}`);
     await page.getByText("This code is wrong or expired.").waitFor({ state: "detached", timeout: WAIT });
-    await page.getByText("Too many attempts. Try again in 30 seconds.").waitFor({ timeout: WAIT });
+    await page.getByText(`Too many attempts. Try again in ${wait} seconds.`).waitFor({ timeout: WAIT });
     await page.getByRole("button", { name: "Use a recovery code instead" }).click();
     await page.getByRole("textbox", { name: "Recovery code" }).fill(recovery);
     await page.getByRole("button", { name: "Sign in" }).click();
@@ -209,6 +227,9 @@ describe("partner dashboard", () => {
           await page.goto(`${server.base}/dashboard/#/${name}`);
           await heading(page, HEADINGS[name]);
           await settled(page);
+          // The page's data is in: no failure shown in its place.
+          const problems = (await page.locator(".problem").allTextContents()).filter((t) => t.trim());
+          assert.deepEqual(problems, [], `${role} ${name}`);
           const serious = await seriousViolations(page.mainFrame());
           assert.deepEqual(serious, [], `${role} ${name} ${colorScheme}`);
           if (role === "owner") await shot(page, `${name}-${colorScheme}`);
@@ -285,6 +306,37 @@ describe("partner dashboard", () => {
     await context.close();
   });
 
+  test("bad input is answered next to its field, in the server's words", { timeout: 60000 }, async () => {
+    const member = await join_(server, partner.superuserId, "bea@example.com", "owner");
+    const { context, page } = await signedInPage(browser, server, member);
+    const cases = [
+      // [page, field id, value, submit button, the same request made directly]
+      ["orders", "contactId", "not-a-contact", "Apply filters", () => call(server, "/v1/dashboard/orders?contactId=not-a-contact", { method: "GET", cookie: member.cookie })],
+      ["team", "invite-email", "not an email", "Create invitation", () => call(server, "/v1/dashboard/team/invitations", { body: { email: "not an email", role: "developer" }, cookie: member.cookie, csrf: member.csrf })],
+      ["widget", "widgetOrigins", "ftp://shop.example", "Save", () => call(server, "/v1/dashboard/widget", { method: "PUT", body: { widgetOrigins: ["ftp://shop.example"] }, cookie: member.cookie, csrf: member.csrf })],
+      ["webhooks", "webhook-url", "https://127.0.0.1/hooks", "Add endpoint", () => call(server, "/v1/dashboard/webhooks", { body: { url: "https://127.0.0.1/hooks", events: ["order.created"] }, cookie: member.cookie, csrf: member.csrf })],
+    ];
+    for (const [name, id, value, submit, direct] of cases) {
+      const answer = await direct();
+      assert.equal(answer.status, 400, `${name}: ${JSON.stringify(answer.body)}`);
+      assert.ok(answer.body.message, name);
+      await page.goto(`${server.base}/dashboard/#/${name}`);
+      await heading(page, HEADINGS[name]);
+      await settled(page);
+      await page
+        .locator(`#${id}`)
+        .fill(value, { timeout: WAIT })
+        .catch(async () => assert.fail(`${name}: no #${id}; the page says: ${await page.locator("main").textContent()} ${JSON.stringify(await call(server, "/v1/dashboard/" + name, { method: "GET", cookie: member.cookie }))}`));
+      await page.getByRole("button", { name: submit, exact: true }).click();
+      await page
+        .waitForFunction((id) => document.getElementById(id + "-error").textContent !== "", id, { timeout: WAIT })
+        .catch(async () => assert.fail(`${name}: no error next to #${id}; the page says: ${await page.locator("main").textContent()}`));
+      assert.equal(await page.locator(`#${id}-error`).textContent(), answer.body.message, name);
+      assert.equal(await page.locator(`#${id}`).getAttribute("aria-invalid"), "true", name);
+    }
+    await context.close();
+  });
+
   test("CSRF: no token, another session's, another origin", { timeout: 60000 }, async () => {
     const a = await join_(server, partner.superuserId, "csrf-a@example.com", "owner");
     const b = await join_(server, partner.superuserId, "csrf-b@example.com", "owner");
@@ -320,13 +372,13 @@ describe("partner dashboard", () => {
     const { context, page } = await signedInPage(browser, server, member);
     await page.goto(`${server.base}/dashboard/#/overview`);
     await heading(page, "Overview");
-    setClock(Math.floor(Date.now() / 1000) + 31 * 60);
+    setAhead(31 * 60);
     try {
       await page.goto(`${server.base}/dashboard/#/audit`);
       await heading(page, "Sign in");
       await page.getByText("Your session ended. Sign in again.").waitFor({ timeout: WAIT });
     } finally {
-      setClock(Math.floor(Date.now() / 1000));
+      setAhead(0);
       await context.close();
     }
   });

@@ -62,7 +62,9 @@ export function failureText(failure: { status: number; message: string; retryAft
  */
 export function fieldFor(failure: { field: string | null }, fields: string[], aliases: { [server: string]: string } = {}): string | null {
   if (!failure.field) return null;
-  const name = Object.prototype.hasOwnProperty.call(aliases, failure.field) ? aliases[failure.field] : failure.field;
+  // A list's member (`widgetOrigins[2]`) is the list's field: one box holds the whole list.
+  const given = failure.field.replace(/\[[0-9]+\]$/, "");
+  const name = Object.prototype.hasOwnProperty.call(aliases, given) ? aliases[given] : given;
   return fields.indexOf(name) >= 0 ? name : null;
 }
 

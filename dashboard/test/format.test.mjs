@@ -42,6 +42,8 @@ test("a secret key is shown as prefix, ellipsis, last 4", () => {
 test("an error goes next to the field the answer names, else above the buttons", () => {
   const fields = ["widgetText", "widgetButtonURL", "widgetOrigins"];
   assert.equal(f.fieldFor({ field: "widgetOrigins" }, fields), "widgetOrigins");
+  assert.equal(f.fieldFor({ field: "widgetOrigins[3]" }, fields), "widgetOrigins", "a list's member: the list's box");
+  assert.equal(f.fieldFor({ field: "widgetOrigins[x]" }, fields), null);
   assert.equal(f.fieldFor({ field: "widgetButtonURL" }, fields), "widgetButtonURL");
   assert.equal(f.fieldFor({ field: null }, fields), null, "no field: the form's alert");
   assert.equal(f.fieldFor({ field: "limit" }, ["status", "coin", "from", "to", "contactId"]), null, "a member the form has no field for");

@@ -7,8 +7,11 @@
 //! 1. the orders list filtered by a 30-day range, first page of 50: median and p95 of 20;
 //! 2. the CSV export of the same range (about 30,000 rows) and of every order: bytes, rows, time,
 //!    and this process's peak RSS growth over its resting size while the export streams
-//!    (sampled every 10 ms), with its anonymous part (heap) apart from the database's
-//!    memory-mapped pages (SQLite maps up to 256 MB of the file by default).
+//!    (sampled every 10 ms), with its anonymous part (heap) apart.
+//!
+//! The store has the server's own SQLite settings (`rampart_server::sqlite_options`: no
+//! memory map); `RAMPART_BENCH_MMAP=1` maps the file as the library's default does, to see the
+//! difference.
 //!
 //!     cargo bench -p rampart-server --bench dashboard
 
@@ -61,7 +64,12 @@ fn curl(url: &str, cookie: &str) -> (Duration, u64) {
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("bench.db")).unwrap();
+    let mut options = rampart_server::sqlite_options();
+    if std::env::var_os("RAMPART_BENCH_MMAP").is_some_and(|v| v == "1") {
+        options.mmap_bytes = rampart_core::store::SqliteOptions::default().mmap_bytes;
+    }
+    println!("SQLite: {options:?}");
+    let store = SqliteStore::open_with(dir.path().join("bench.db"), &options).unwrap();
     let service = Arc::new(Service::builder(store).master_keys(KeyRing::new(1, &[7; 32])).build().unwrap());
     let partner = service.create_partner("Bench", Environment::Sandbox).unwrap().partner_id;
     let now = SystemClock.now();

@@ -231,11 +231,19 @@ impl Caller for MemberRead {
     fn authenticate(&self, service: &Service) -> rampart_core::Result<Authenticated> {
         self.0.read(service).map(as_partner_call)
     }
+
+    fn error_response(e: ApiError) -> Response {
+        error(e.0)
+    }
 }
 
 impl Caller for WebhookEditor {
     fn authenticate(&self, service: &Service) -> rampart_core::Result<Authenticated> {
         self.0.change(service, Some(Permission::Webhooks)).map(as_partner_call)
+    }
+
+    fn error_response(e: ApiError) -> Response {
+        error(e.0)
     }
 }
 
@@ -1052,7 +1060,10 @@ pub(crate) fn routes() -> axum::Router<AppState> {
         .route("/v1/dashboard/team/invitations", post(invite))
         .route("/v1/dashboard/team/invitations/{id}", delete(revoke))
         .route("/v1/dashboard/team/members/{id}", put(set_role).delete(remove))
-        .route("/v1/dashboard/webhooks", get(webhooks::list::<MemberRead>).post(webhooks::create::<WebhookEditor>))
+        .route(
+            "/v1/dashboard/webhooks",
+            get(webhooks::list_with_events::<MemberRead>).post(webhooks::create::<WebhookEditor>),
+        )
         .route("/v1/dashboard/webhooks/{id}", delete(webhooks::delete::<WebhookEditor>))
         .route("/v1/dashboard/webhooks/{id}/rotate-secret", post(webhooks::rotate_secret::<WebhookEditor>))
         .route("/v1/dashboard/webhooks/{id}/test", post(webhooks::test::<WebhookEditor>))

@@ -55,6 +55,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Bearer {
 pub(crate) struct Partnered<T> {
     method: Option<AuthMethod>,
     answer: Result<T, ApiError>,
+    /// How the caller's kind answers an error ([`Caller::error_response`]).
+    refuse: fn(ApiError) -> Response,
 }
 
 /// Who a partner route's call is for: the partner's secret key ([`Bearer`]), or a dashboard
@@ -63,6 +65,15 @@ pub(crate) struct Partnered<T> {
 pub(crate) trait Caller: Send + 'static {
     /// The partner, and how the caller authenticated; the check's own error otherwise.
     fn authenticate(&self, service: &Service) -> rampart_core::Result<rampart_core::Authenticated>;
+
+    /// An error answer in this caller's format: the partner API's `{"message","code"}` (SPEC
+    /// 7) by default; the dashboard's names the field next to which its page shows it.
+    fn error_response(e: ApiError) -> Response
+    where
+        Self: Sized,
+    {
+        e.into_response()
+    }
 }
 
 impl Caller for Bearer {
@@ -81,23 +92,25 @@ pub(crate) async fn as_partner<C: Caller, I: Send + 'static, T: Send + 'static>(
     call: impl FnOnce(&Service, &PartnerId, I) -> rampart_core::Result<T> + Send + 'static,
 ) -> Partnered<T> {
     let service = state.service.clone();
+    let refuse = C::error_response;
     let work = move || {
         let auth = match caller.authenticate(&service) {
             Ok(auth) => auth,
             // The store failed while checking the key: the operation's own 500 (SPEC 7).
             Err(e) if e.kind() == ErrorKind::Internal => {
-                return Partnered { method: None, answer: Err(ApiError(e.relabel(failure))) };
+                return Partnered { method: None, answer: Err(ApiError(e.relabel(failure))), refuse };
             }
-            Err(e) => return Partnered { method: None, answer: Err(ApiError(e)) },
+            Err(e) => return Partnered { method: None, answer: Err(ApiError(e)), refuse },
         };
         let answer = input.and_then(|input| call(&service, &auth.partner_id, input).map_err(ApiError));
-        Partnered { method: Some(auth.method), answer }
+        Partnered { method: Some(auth.method), answer, refuse }
     };
     match tokio::task::spawn_blocking(work).await {
         Ok(done) => done,
         Err(join) => Partnered {
             method: None,
             answer: Err(ApiError(rampart_core::Error::new(failure).with_cause(join.to_string()))),
+            refuse,
         },
     }
 }
@@ -105,7 +118,7 @@ pub(crate) async fn as_partner<C: Caller, I: Send + 'static, T: Send + 'static>(
 impl<T> Partnered<T> {
     /// The HTTP answer: `to_response` on success; answers to a legacy JWT carry `Deprecation: true`.
     pub(crate) fn respond(self, to_response: impl FnOnce(T) -> Response) -> Response {
-        let mut response = self.answer.map_or_else(IntoResponse::into_response, to_response);
+        let mut response = self.answer.map_or_else(self.refuse, to_response);
         if self.method == Some(AuthMethod::LegacyJwt) {
             response.headers_mut().insert("deprecation", HeaderValue::from_static("true"));
         }

@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use rampart_core::store::SqliteOptions;
 use rampart_core::store::{PostgresOptions, PostgresStore};
 use rampart_core::widget::WidgetConfig;
 use rampart_core::{ContactId, Environment, KeyRing, PartnerCredentials, PartnerId, Service, SqliteStore, Store};
@@ -414,8 +413,8 @@ impl Db {
     /// connections; docs/SCALING.md sizes them against `max_connections`).
     fn store_threads(&self) -> usize {
         match self {
-            Db::File(_) => blocking_threads(),
-            Db::Postgres(_) => (4 * blocking_threads()).max(8),
+            Db::File(_) => rampart_server::blocking_threads(),
+            Db::Postgres(_) => (4 * rampart_server::blocking_threads()).max(8),
         }
     }
 
@@ -426,7 +425,9 @@ impl Db {
     fn open(&self, serving: bool) -> Result<(Arc<dyn Store>, bool), Failure> {
         let failed = |e: rampart_core::StoreError| format!("cannot open database {}: {e}", self.describe());
         Ok(match self {
-            Db::File(path) => (Arc::new(SqliteStore::open_with(path, &server_store_options()).map_err(failed)?), true),
+            Db::File(path) => {
+                (Arc::new(SqliteStore::open_with(path, &rampart_server::sqlite_options()).map_err(failed)?), true)
+            }
             Db::Postgres(text) => {
                 let max_connections = u32::try_from(self.store_threads()).unwrap_or(u32::MAX);
                 let options =
@@ -631,23 +632,6 @@ fn run(mut cli: Cli) -> Result<(), Failure> {
         Some(Command::Keys { action }) => keys_command(&cli, action),
         Some(Command::Audit { action }) => audit_command(&cli, action),
     }
-}
-
-/// Threads for store work: one per core (at least two, so reads go on while a write waits
-/// for the disk). Each request makes one trip to this pool; more threads than the store has
-/// connections would only queue inside the store.
-fn blocking_threads() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
-}
-
-/// The server's SQLite settings, chosen with `scripts/load-bench.sh` (docs/BENCHMARKS.md):
-/// - as many readers as blocking threads;
-/// - no memory map, so the resident set stays small however large the database grows (reads
-///   come from the OS page cache through each connection's small cache);
-/// - checkpoints every 100 log pages: each flush to disk is short, which keeps the tail latency
-///   of writes low (SQLite's 1000 pages gave a verify p99 of 17-19 ms against 4-8 ms).
-fn server_store_options() -> SqliteOptions {
-    SqliteOptions { max_readers: blocking_threads(), mmap_bytes: 0, checkpoint_pages: 100, ..SqliteOptions::default() }
 }
 
 /// SPEC section 3's connection limits, with the cap from `--max-connections` when given.

@@ -59,11 +59,27 @@ pub async fn create<C: Caller>(
 
 /// GET /v1/webhooks: the partner's endpoints, oldest first.
 pub async fn list<C: Caller>(State(state): State<AppState>, caller: C) -> Response {
+    listed(&state, caller, false).await
+}
+
+/// GET /v1/dashboard/webhooks: [`list`]'s answer with `events`, every event an endpoint may
+/// choose (the page's checkboxes; `webhook.test` reaches an endpoint whatever it chose).
+pub async fn list_with_events<C: Caller>(State(state): State<AppState>, caller: C) -> Response {
+    listed(&state, caller, true).await
+}
+
+async fn listed<C: Caller>(state: &AppState, caller: C, with_events: bool) -> Response {
     let done =
-        as_partner(&state, caller, ErrorKind::Internal, Ok(()), |s, partner, ()| s.webhook_endpoints(partner)).await;
+        as_partner(state, caller, ErrorKind::Internal, Ok(()), |s, partner, ()| s.webhook_endpoints(partner)).await;
     done.respond(|endpoints| {
         let endpoints: Vec<Value> = endpoints.iter().map(endpoint_json).collect();
-        body_response(StatusCode::OK, "Webhook endpoints retrieved.", json!({ "endpoints": endpoints }))
+        let mut body = json!({ "endpoints": endpoints });
+        if with_events {
+            let events: Vec<&str> =
+                rampart_core::webhooks::EVENTS.into_iter().filter(|e| *e != "webhook.test").collect();
+            body["events"] = json!(events);
+        }
+        body_response(StatusCode::OK, "Webhook endpoints retrieved.", body)
     })
 }
 

@@ -254,8 +254,21 @@ async fn csrf_roles_and_the_key_roll() {
     assert_eq!(r.status, 403);
     let r = dev.call("POST", "/v1/dashboard/webhooks", Some(hook)).await;
     assert_eq!(r.status, 201, "{}", r.text);
+    // The shared routes' refusals name their field for the page, as the dashboard's own do.
+    let inside = json!({ "url": "https://127.0.0.1/hooks", "events": ["order.completed"] });
+    let r = dev.call("POST", "/v1/dashboard/webhooks", Some(inside)).await;
+    assert_eq!(
+        r.body,
+        json!({ "message": "url resolves to a non-public address: loopback", "code": 400, "field": "url" })
+    );
     let r = viewer.call("GET", "/v1/dashboard/webhooks", None).await;
     assert_eq!(r.body["endpoints"].as_array().unwrap().len(), 1);
+    // The page's choices: every event an endpoint may receive (the test event comes anyway).
+    let choices: Vec<&str> = rampart_core::webhooks::EVENTS.into_iter().filter(|e| *e != "webhook.test").collect();
+    assert_eq!((choices.len(), &r.body["events"]), (10, &json!(choices)));
+    // The partner API's list is SPEC 10's, endpoints alone.
+    let r = server.get("/v1/webhooks", Some(&new_key)).await;
+    assert_eq!(r.body.as_object().unwrap().keys().collect::<Vec<_>>(), ["code", "endpoints", "message"]);
     // The audit page: the chain with its verification; members as actors, no key or email.
     let r = viewer.call("GET", "/v1/dashboard/audit?limit=500", None).await;
     assert_eq!(r.body["verification"]["ok"], true);
