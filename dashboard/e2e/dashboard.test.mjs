@@ -10,6 +10,7 @@
 //   viewer or a developer may not make refused by the server when called directly;
 // - bad input (a filter, an invitation, the origins, a webhook URL) answered next to its field
 //   in the server's words;
+// - a webhook endpoint added (its secret once), tested, its secret replaced, deleted;
 // - CSRF: a change without the token, with another session's, or from another origin;
 // - the session ending after 30 idle minutes (the server's test clock);
 // - the key roll by keyboard alone.
@@ -334,6 +335,40 @@ describe("partner dashboard", () => {
       assert.equal(await page.locator(`#${id}-error`).textContent(), answer.body.message, name);
       assert.equal(await page.locator(`#${id}`).getAttribute("aria-invalid"), "true", name);
     }
+    await context.close();
+  });
+
+  test("webhooks: an endpoint added with its secret shown once, a test sent, the secret replaced, the endpoint deleted", { timeout: TEST_TIMEOUT }, async () => {
+    const member = await join_(server, partner.superuserId, "wes@example.com", "developer");
+    const { context, page } = await signedInPage(browser, server, member);
+    const url = "https://93.184.216.34/hooks";
+    await page.goto(`${server.base}/dashboard/#/webhooks`);
+    await heading(page, "Webhooks");
+    await settled(page);
+    await page.getByLabel("Endpoint URL").fill(url);
+    await page.getByRole("checkbox", { name: "order.failed" }).uncheck();
+    await page.getByRole("button", { name: "Add endpoint", exact: true }).click();
+    const first = page.locator("#new-webhook-secret");
+    await first.waitFor({ timeout: WAIT });
+    const secret = await first.inputValue();
+    assert.match(secret, /^whsec_[A-Za-z0-9+/=]{20,}$/);
+    const card = page.getByRole("listitem").filter({ hasText: url });
+    await card.getByText("Enabled", { exact: true }).waitFor({ timeout: WAIT });
+    assert.ok(!(await card.textContent()).includes("order.failed"), "the events chosen");
+    const listed = await call(server, "/v1/dashboard/webhooks", { method: "GET", cookie: member.cookie });
+    assert.deepEqual(listed.body.endpoints.map((e) => e.url), [url]);
+    assert.ok(!JSON.stringify(listed.body).includes("whsec_"), "the secret is shown once, never listed");
+    await card.getByRole("button", { name: `Send test to ${url}` }).click();
+    await card.getByText("Test event queued.").waitFor({ timeout: WAIT });
+    await card.getByRole("button", { name: `New signing secret for ${url}` }).click();
+    await card.getByRole("button", { name: "Replace secret" }).click();
+    const replaced = card.locator("input[readonly]").first();
+    await page.waitForFunction((id) => (document.querySelector(`#${id} input[readonly]`)?.value || "").startsWith("whsec_"), await card.getAttribute("id"), { timeout: WAIT });
+    assert.notEqual(await replaced.inputValue(), secret, "a new secret");
+    await nothingStored(page);
+    await card.getByRole("button", { name: `Delete ${url}` }).click();
+    await card.getByRole("button", { name: "Delete endpoint" }).click();
+    await page.getByText("No endpoints yet.").waitFor({ timeout: WAIT });
     await context.close();
   });
 
