@@ -11,6 +11,7 @@
 // - bad input (a filter, an invitation, the origins, a webhook URL) answered next to its field
 //   in the server's words;
 // - a webhook endpoint added (its secret once), tested, its secret replaced, deleted;
+// - an owner's changes: widget settings, an invitation, the contact lists, order filters;
 // - CSRF: a change without the token, with another session's, or from another origin;
 // - the session ending after 30 idle minutes (the server's test clock);
 // - the key roll by keyboard alone.
@@ -369,6 +370,52 @@ describe("partner dashboard", () => {
     await card.getByRole("button", { name: `Delete ${url}` }).click();
     await card.getByRole("button", { name: "Delete endpoint" }).click();
     await page.getByText("No endpoints yet.").waitFor({ timeout: WAIT });
+    await context.close();
+  });
+
+  test("an owner's changes: widget settings saved, a member invited, a list chosen, orders filtered", { timeout: TEST_TIMEOUT }, async () => {
+    const member = await join_(server, partner.superuserId, "oona@example.com", "owner");
+    const { context, page } = await signedInPage(browser, server, member);
+    // Widget settings: saved, then read back from the server.
+    await page.goto(`${server.base}/dashboard/#/widget`);
+    await heading(page, "Widget");
+    await settled(page);
+    await page.getByLabel("Button text").fill("Back to the shop");
+    await page.getByLabel("Allowed origins").fill("https://shop.example\n\nhttps://www.shop.example:8443\n");
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByText("Saved.", { exact: true }).waitFor({ timeout: WAIT });
+    const saved = await call(server, "/v1/dashboard/widget", { method: "GET", cookie: member.cookie });
+    assert.equal(saved.body.widgetText, "Back to the shop");
+    assert.deepEqual(saved.body.widgetOrigins, ["https://shop.example", "https://www.shop.example:8443"]);
+    assert.equal(await page.getByLabel("Allowed origins").inputValue(), "https://shop.example\nhttps://www.shop.example:8443");
+    // An invitation: its link shown once, the invitation pending on the page.
+    await page.goto(`${server.base}/dashboard/#/team`);
+    await heading(page, "Team");
+    await settled(page);
+    await page.getByLabel("Email", { exact: true }).fill("newcomer@example.com");
+    await page.getByLabel("Role", { exact: true }).selectOption("viewer");
+    await page.getByRole("button", { name: "Create invitation" }).click();
+    const link = page.locator("#invitation-link");
+    await link.waitFor({ timeout: WAIT });
+    assert.match(await link.inputValue(), /\/dashboard\/#invite=inv_[A-Za-z0-9_-]{43}$/);
+    await page.getByRole("cell", { name: "newcomer@example.com", exact: true }).waitFor({ timeout: WAIT });
+    await nothingStored(page);
+    // Contacts: the lists switch, the pressed one says so.
+    await page.goto(`${server.base}/dashboard/#/contacts`);
+    await heading(page, "Contacts");
+    await settled(page);
+    await page.getByRole("button", { name: "Locked" }).click();
+    assert.equal(await page.getByRole("button", { name: "Locked" }).getAttribute("aria-pressed"), "true");
+    assert.equal(await page.getByRole("button", { name: "KYC passed, 2FA off" }).getAttribute("aria-pressed"), "false");
+    // Orders: the CSV link carries the filters applied, and only those.
+    await page.goto(`${server.base}/dashboard/#/orders`);
+    await heading(page, "Orders");
+    await settled(page);
+    await page.getByLabel("Coin").fill(" btc ");
+    await page.getByLabel("Status").selectOption("completed");
+    await page.getByRole("button", { name: "Apply filters" }).click();
+    await settled(page);
+    assert.equal(await page.locator("#orders-csv").getAttribute("href"), "/v1/dashboard/orders.csv?status=completed&coin=btc");
     await context.close();
   });
 
