@@ -129,9 +129,14 @@ fn record_failure(rec: &mut ContactRecord, now: u64) {
     rec.last_failure_at = Some(now);
 }
 
-/// The back-off of a failure counter: refused until `last + delay(failures)`.
-pub(crate) fn throttled_until(failures: u32, last: Option<u64>) -> Option<u64> {
-    last?.checked_add(throttle_delay(failures)?)
+/// The back-off of a failure counter at `now`: the seconds still to wait until `last +
+/// delay(failures)`, or `None` when attempts are allowed. Never more than the delay itself: a
+/// server whose `now` was read just before another server stored the failure (a second later
+/// by its clock) still answers at most the SPEC's delay.
+pub(crate) fn throttle_wait(failures: u32, last: Option<u64>, now: u64) -> Option<u64> {
+    let delay = throttle_delay(failures)?;
+    let until = last?.checked_add(delay)?;
+    (now < until).then(|| (until - now).min(delay))
 }
 
 /// Whether `actor` may touch `rec` (SPEC 11): a team member's own 2FA record only through the
@@ -453,8 +458,7 @@ impl Service {
         if rec.failures >= LOCK_AFTER {
             return Some(ErrorKind::Locked.into());
         }
-        let until = throttled_until(rec.failures, rec.last_failure_at)?;
-        (now < until).then(|| Error::throttled(until - now))
+        throttle_wait(rec.failures, rec.last_failure_at, now).map(Error::throttled)
     }
 
     /// The back-off of recovery codes: their own counter, and no lock (SPEC 8.1).
@@ -462,8 +466,7 @@ impl Service {
         if !self.config().throttling {
             return None;
         }
-        let until = throttled_until(rec.recovery_failures, rec.recovery_last_failure_at)?;
-        (now < until).then(|| Error::throttled(until - now))
+        throttle_wait(rec.recovery_failures, rec.recovery_last_failure_at, now).map(Error::throttled)
     }
 
     /// The answer to a state a factor cannot be used in, or `None`.
@@ -713,5 +716,20 @@ mod tests {
         );
         assert_eq!(throttle_delay(99), Some(3600));
         assert_eq!(throttle_delay(u32::MAX), Some(3600));
+    }
+
+    #[test]
+    fn waits() {
+        let t = 1_000_000;
+        assert_eq!(throttle_wait(4, Some(t), t), None, "four failures: no wait");
+        assert_eq!(throttle_wait(5, None, t), None);
+        assert_eq!(throttle_wait(5, Some(t), t), Some(30));
+        assert_eq!(throttle_wait(5, Some(t), t + 29), Some(1));
+        assert_eq!(throttle_wait(5, Some(t), t + 30), None);
+        assert_eq!(throttle_wait(6, Some(t), t + 1), Some(59));
+        // Another server stored the failure a second after this one read its clock: the wait
+        // is still the delay, never more.
+        assert_eq!(throttle_wait(5, Some(t + 1), t), Some(30));
+        assert_eq!(throttle_wait(5, Some(u64::MAX), t), None, "no overflow");
     }
 }

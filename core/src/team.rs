@@ -26,7 +26,7 @@ use crate::checkout::normalize_email;
 use crate::crypto::fill_random;
 use crate::error::{Error, ErrorKind, Result};
 use crate::ids::{ContactId, PartnerId};
-use crate::lifecycle::{TwoFactorSetup, throttled_until};
+use crate::lifecycle::{TwoFactorSetup, throttle_wait};
 use crate::partner::{KeyOverlap, RolledKey};
 use crate::recovery::{Factor, RecoveryCodes};
 use crate::service::Service;
@@ -475,8 +475,8 @@ impl Service {
             return Err(ErrorKind::SignInFailed.into());
         };
         let now = self.now();
-        if let Some(until) = throttled_until(record.failures, record.last_failure_at).filter(|u| *u > now) {
-            return Err(Error::throttled(until - now));
+        if let Some(wait) = throttle_wait(record.failures, record.last_failure_at, now) {
+            return Err(Error::throttled(wait));
         }
         let right = password_matches(password, &record.password_hash);
         if !right || record.failures > 0 {
