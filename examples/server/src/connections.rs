@@ -79,6 +79,36 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 /// At most one "connection cap reached" warning per this long.
 const CAP_WARNING_INTERVAL: Duration = Duration::from_secs(60);
 
+/// The listen backlog [`listen`] asks for. Linux caps it at `net.core.somaxconn` (4096 by
+/// default since 5.4). tokio's `TcpListener::bind` asks for 128, as the standard library does: a
+/// burst of a few hundred connections at once (clients reconnecting together after a restart or
+/// a network blip) then overflows the queue, the kernel answers with SYN cookies and drops the
+/// handshakes it has no room for, and a client that waits for the server to speak first is left
+/// with a connection that exists on its side only.
+pub const LISTEN_BACKLOG: u32 = 4096;
+
+/// Bind `address` (a host and port, names resolved, the first address that binds wins) and
+/// listen with a backlog of [`LISTEN_BACKLOG`], `SO_REUSEADDR` set as tokio sets it.
+///
+/// ```no_run
+/// # async fn run() -> std::io::Result<()> {
+/// let listener = rampart_server::listen("127.0.0.1:8080").await?;
+/// # Ok(()) }
+/// ```
+pub async fn listen(address: &str) -> io::Result<TcpListener> {
+    let mut last = None;
+    for addr in tokio::net::lookup_host(address).await? {
+        let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+        #[cfg(unix)]
+        socket.set_reuseaddr(true)?;
+        match socket.bind(addr).and_then(|()| socket.listen(LISTEN_BACKLOG)) {
+            Ok(listener) => return Ok(listener),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to listen on")))
+}
+
 /// The connection limits of SPEC section 3; [`Default`] gives the specified values.
 ///
 /// ```
@@ -142,7 +172,7 @@ fn open_files_limit() -> Option<u64> {
 ///
 /// ```no_run
 /// # async fn run(app: axum::Router) -> std::io::Result<()> {
-/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// let listener = rampart_server::listen("127.0.0.1:8080").await?;
 /// let mut limits = rampart_server::ConnectionLimits::default();
 /// limits.max_connections = 256;
 /// rampart_server::serve_with(listener, app, limits, rampart_server::shutdown_signal()).await

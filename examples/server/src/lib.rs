@@ -16,7 +16,7 @@
 //! let store = SqliteStore::open("rampart.db")?;
 //! let keys = KeyRing::load_or_generate("rampart.db.key".as_ref(), &store)?;
 //! let service = Service::builder(store).master_keys(keys).build()?;
-//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! let listener = rampart_server::listen("127.0.0.1:8080").await?;
 //! rampart_server::serve(listener, Arc::new(service), rampart_server::shutdown_signal()).await?;
 //! # Ok(()) }
 //! ```
@@ -55,7 +55,8 @@ use rampart_core::Service;
 use rampart_core::widget::WidgetConfig;
 
 pub use connections::{
-    BODY_TIMEOUT, ConnectionLimits, HEADER_TIMEOUT, IDLE_TIMEOUT, MAX_HEADER_BYTES, default_max_connections, serve_with,
+    BODY_TIMEOUT, ConnectionLimits, HEADER_TIMEOUT, IDLE_TIMEOUT, LISTEN_BACKLOG, MAX_HEADER_BYTES,
+    default_max_connections, listen, serve_with,
 };
 pub use error::ApiError;
 pub use input::MAX_BODY_BYTES;

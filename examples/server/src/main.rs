@@ -761,13 +761,13 @@ fn serve(cli: Cli) -> Result<(), Failure> {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(&cli.listen)
+        let listener = rampart_server::listen(&cli.listen)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", cli.listen))?;
         let address = listener.local_addr()?;
         let metrics_listener = match &cli.metrics_listen {
             Some(given) => Some(
-                tokio::net::TcpListener::bind(given)
+                rampart_server::listen(given)
                     .await
                     .map_err(|e| format!("cannot listen for metrics on {given}: {e}"))?,
             ),

@@ -245,7 +245,8 @@ async fn slow_connection(addr: &str, kind: Slow) -> Result<Duration, String> {
             }
             () = tokio::time::sleep_until(wake.into()) => {
                 if Instant::now() >= give_up {
-                    return Err(format!("{kind:?}: still open after {:?}", start.elapsed()));
+                    let port = s.local_addr().map(|a| a.port()).unwrap_or(0);
+                    return Err(format!("{kind:?}: still open after {:?}; sockets: {}", start.elapsed(), sockets_of(port)));
                 }
                 // A closed socket shows on the next read.
                 let _ = s.write_all(b"X-Slow: 1\r\n").await;
@@ -253,6 +254,37 @@ async fn slow_connection(addr: &str, kind: Slow) -> Result<Duration, String> {
             }
         }
     }
+}
+
+/// The IPv4 sockets with `port` at either end, as `/proc/net/tcp` lists them (local address,
+/// remote address, state in hex: 01 established, 03 a handshake in progress): a client socket
+/// with no server-side twin is a connection the server's kernel never completed.
+fn sockets_of(port: u16) -> String {
+    let hex = format!(":{port:04X} ");
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let rows: Vec<String> = table
+        .lines()
+        .map(|l| format!("{} ", l.split_whitespace().skip(1).take(3).collect::<Vec<_>>().join(" ")))
+        .filter(|l| l.contains(&hex))
+        .collect();
+    rows.join("| ")
+}
+
+/// Server-side sockets of `port` that are established (accepted, or completed and queued in
+/// the listen backlog), counted by their client's address: the kernel writes the table while
+/// other tests open and close sockets, so one read may list a socket twice or miss it.
+fn established_at(port: u16) -> usize {
+    let local = format!("0100007F:{port:04X}");
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let clients: std::collections::HashSet<&str> = table
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            (fields.get(1) == Some(&local.as_str()) && fields.get(3) == Some(&"01")).then(|| fields[2])
+        })
+        .collect();
+    clients.len()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -501,6 +533,32 @@ fn idle_and_header_timeouts_run_from_the_right_moments() {
     let mut s = server.connect();
     let took = wait_closed(&mut s, idle + SLACK).expect("closed at the header timeout");
     assert!(took >= header - Duration::from_millis(300) && took <= header + SLACK, "silent close after {took:?}");
+}
+
+#[test]
+fn a_burst_of_connections_waits_in_a_backlog_larger_than_tokio_s() {
+    // At a cap of 16, every connection beyond it waits in the listen backlog. 400 opened at
+    // once, sending nothing: with tokio's default backlog of 128 the kernel completes 128 and
+    // leaves the rest with a SYN cookie (established on the client's side only, forgotten on
+    // the server's); with the server's backlog all of them (up to `net.core.somaxconn`).
+    const BURST: usize = 400;
+    let server = Server::start(&["--max-connections", "16"]);
+    let port: u16 = server.addr.rsplit(':').next().unwrap().parse().unwrap();
+    let mut held: Vec<TcpStream> = (0..16).map(|_| server.connect()).collect();
+    for s in &mut held {
+        assert_eq!(get_healthz(s), Some(200));
+    }
+    let burst: Vec<TcpStream> = (0..BURST).map(|_| server.connect()).collect();
+    let somaxconn: usize = std::fs::read_to_string("/proc/sys/net/core/somaxconn").unwrap().trim().parse().unwrap();
+    let expected = 16 + BURST.min(somaxconn);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut seen = established_at(port);
+    while seen != expected && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        seen = established_at(port);
+    }
+    assert_eq!(seen, expected, "server-side connections of {} held and {BURST} waiting", held.len());
+    drop(burst);
 }
 
 #[test]
