@@ -4,11 +4,17 @@
 #
 #   scripts/audit-bench.sh                  # BASE = the last commit before the audit trail
 #   DURATION=5s ROUNDS=2 scripts/audit-bench.sh
+#   CRITERION_ONLY=1 scripts/audit-bench.sh # parts 1 and 1b only
 #
 # 1. The criterion bench core/benches/audited.rs (enable then disable through Service, on an
 #    SQLite file and on PostgreSQL) on the code of BASE and on today's, side by side: the bench
 #    uses only API that predates the audit trail, so the same file builds on both. PostgreSQL
 #    is a throwaway cluster (scripts/with-postgres.sh), one database per side.
+# 1b. core/benches/sqlite_floor.rs: the least a record written in a change's transaction costs
+#    on SQLite (raw SQL on the store's schema and settings), beside today's verify by
+#    authenticator code and by recovery code (core/benches/recovery.rs) and an order without
+#    and with a webhook endpoint (core/benches/webhooks.rs), so the floors meet the
+#    budgets of the audit trail's, recovery codes' and webhooks' targets in one run.
 # 2. wrk against the release server of BASE (before: no metrics), today's without a metrics
 #    listener (metrics off: nothing recorded) and today's with one (metrics on, scraped every
 #    second), in turn, ROUNDS times, each on a fresh copy of the seeded data: GET /v1/auth/2fa
@@ -45,6 +51,14 @@ bench() { # DIR TARGET LABEL: the audited bench of one side, against a database 
 }
 export -f bench
 scripts/with-postgres.sh bash -c "set -o pipefail; bench '$base_src' '$base_target' before && bench '$root' '$CARGO_TARGET_DIR' after"
+
+echo "== 1b. the floor on SQLite: a record written in a change's transaction, raw SQL (criterion)"
+cargo bench -q -p rampart-core --bench sqlite_floor -- --noplot 2>&1 | grep -E '^sqlite_floor/|time:|error|panicked'
+echo "   and beside it, today's verify by authenticator code and by recovery code on SQLite"
+cargo bench -q -p rampart-core --bench recovery -- --noplot sqlite 2>&1 | grep -E '^sqlite|time:|error|panicked'
+echo "   and a sandbox order without and with a webhook endpoint on SQLite"
+cargo bench -q -p rampart-core --bench webhooks -- --noplot sqlite 2>&1 | grep -E '^sqlite|time:|error|panicked'
+[ "${CRITERION_ONLY:-}" = 1 ] && exit 0
 
 echo "== 2. the server: GET /v1/auth/2fa and POST /v1/auth/verify2fa, before and after ($ROUNDS rounds of $DURATION)"
 (cd "$base_src" && CARGO_TARGET_DIR="$base_target" cargo build --release --locked -q -p rampart-server --bin rampart-server --example seed)
