@@ -815,7 +815,10 @@ const CONTACT_FIELDS: usize = 16;
 /// with the previous row's hash and the next `seq`, as the chain rule makes it), move the head.
 /// Answers one row, the head's, when the partner exists. `drafts` (1 or 2: an enable writes
 /// `2fa.enabled` and `recovery_codes.issued`) take 7 parameters each after the record's 16.
-fn update_contact_audited_sql(drafts: usize) -> String {
+/// The change's webhook messages (`webhooks`, 0 or 1) ride in the same statement, 5 parameters
+/// each after the drafts' (as [`write_webhooks`] queues them): an audited change of a contact
+/// then costs one round trip whether or not its partner has endpoints.
+fn update_contact_audited_sql(drafts: usize, webhooks: usize) -> String {
     let mut sql = format!(
         "WITH contact AS ({UPDATE_CONTACT}), \
          head AS (SELECT audit_seq AS seq, audit_head AS hash FROM partners WHERE id = $1 FOR UPDATE)"
@@ -840,6 +843,19 @@ fn update_contact_audited_sql(drafts: usize) -> String {
             p + 6
         ));
     }
+    for k in 0..webhooks {
+        let p = CONTACT_FIELDS + 1 + 7 * drafts + 5 * k;
+        let (id, event, body, at, only) = (p, p + 1, p + 2, p + 3, p + 4);
+        sql.push_str(&format!(
+            ", targets{k} AS (SELECT id FROM webhook_endpoints WHERE partner_id = $1 AND CASE WHEN ${only}::bytea IS NULL \
+             THEN enabled AND events::jsonb ? ${event}::text ELSE id = ${only} END), \
+             message{k} AS (INSERT INTO webhook_messages (id, partner_id, event, body, created_at) \
+             SELECT ${id}::text, $1, ${event}::text, ${body}::text, ${at}::bigint WHERE EXISTS (SELECT 1 FROM targets{k}) \
+             RETURNING id), \
+             queued{k} AS (INSERT INTO webhook_deliveries (message_id, endpoint_id, partner_id, next_at, state) \
+             SELECT message{k}.id, targets{k}.id, $1, ${at}::bigint, 'pending' FROM message{k}, targets{k})"
+        ));
+    }
     let last = drafts.saturating_sub(1);
     sql.push_str(&format!(
         ", written AS (INSERT INTO audit_events (partner_id, seq, id, at, contact_id, actor, event, details, prev, \
@@ -855,20 +871,26 @@ fn update_contact_audited_sql(drafts: usize) -> String {
 /// [`write_audit`].
 const AUDITED_IN_ONE_STATEMENT: usize = 2;
 
-/// [`update_contact_audited_sql`] for 1 and 2 events, made once.
-fn update_contact_audited_statement(drafts: usize) -> &'static str {
-    static SQL: [std::sync::OnceLock<String>; AUDITED_IN_ONE_STATEMENT] =
-        [const { std::sync::OnceLock::new() }; AUDITED_IN_ONE_STATEMENT];
-    SQL[drafts - 1].get_or_init(|| update_contact_audited_sql(drafts))
+/// The most webhook messages one contact write carries in its audited statement; more go
+/// through [`write_webhooks`].
+const WEBHOOKS_IN_ONE_STATEMENT: usize = 1;
+
+/// [`update_contact_audited_sql`] for 1 and 2 events with 0 or 1 webhook message, made once.
+fn update_contact_audited_statement(drafts: usize, webhooks: usize) -> &'static str {
+    const SHAPES: usize = AUDITED_IN_ONE_STATEMENT * (WEBHOOKS_IN_ONE_STATEMENT + 1);
+    static SQL: [std::sync::OnceLock<String>; SHAPES] = [const { std::sync::OnceLock::new() }; SHAPES];
+    SQL[(drafts - 1) * (WEBHOOKS_IN_ONE_STATEMENT + 1) + webhooks]
+        .get_or_init(|| update_contact_audited_sql(drafts, webhooks))
 }
 
-/// Write the contact record with its 1 or 2 audit events in one statement
-/// ([`update_contact_audited_sql`]). A failure of the statement is [`StoreError::Audit`]: the
-/// record and its rows stand or fall together.
+/// Write the contact record with its 1 or 2 audit events and its webhook message (0 or 1) in one
+/// statement ([`update_contact_audited_sql`]). A failure of the statement is
+/// [`StoreError::Audit`]: the record, its rows and its messages stand or fall together.
 fn update_contact_audited(
     tx: &mut impl Sql,
     partner: &PartnerId,
     drafts: &[chain::AuditDraft],
+    webhooks: &[WebhookEvent],
     fields: &[&(dyn ToSql + Sync); CONTACT_FIELDS],
 ) -> Result<(), StoreError> {
     struct Bound<'a> {
@@ -896,7 +918,12 @@ fn update_contact_audited(
     for b in &bound {
         params.extend_from_slice(&[&b.prefix, &b.id, &b.at, &b.contact, &b.actor, &b.event, &b.details]);
     }
-    match tx.execute(update_contact_audited_statement(drafts.len()), &params) {
+    let queued: Vec<(i64, Option<Vec<u8>>)> =
+        webhooks.iter().map(|e| (to_sql_u64(e.at), e.only_to.map(|id| id.as_bytes().to_vec()))).collect();
+    for (e, (at, only)) in webhooks.iter().zip(&queued) {
+        params.extend_from_slice(&[&e.id, &e.event, &e.body, at, only]);
+    }
+    match tx.execute(update_contact_audited_statement(drafts.len(), webhooks.len()), &params) {
         Ok(1) => Ok(()),
         Ok(_) => Err(StoreError::audit("no such partner")),
         Err(e) => match StoreError::from(e) {
@@ -1845,18 +1872,22 @@ impl Store for PostgresStore {
                 &record.member,
                 &remaining,
             ];
-            match effects.audit.as_slice() {
-                // The usual audited change, one event: the record, the row and the head in one
-                // statement, so it costs no round trip more than an unaudited change.
-                drafts if (1..=AUDITED_IN_ONE_STATEMENT).contains(&drafts.len()) => {
-                    update_contact_audited(tx, partner, drafts, &fields)?;
+            match (effects.audit.as_slice(), effects.webhooks.as_slice()) {
+                // The usual audited change, one or two events and its webhook message: the
+                // record, the rows, the head and the message in one statement, so it costs no
+                // round trip more than an unaudited change.
+                (drafts, webhooks)
+                    if (1..=AUDITED_IN_ONE_STATEMENT).contains(&drafts.len())
+                        && webhooks.len() <= WEBHOOKS_IN_ONE_STATEMENT =>
+                {
+                    update_contact_audited(tx, partner, drafts, webhooks, &fields)?;
                 }
-                drafts => {
+                (drafts, webhooks) => {
                     tx.execute(UPDATE_CONTACT, &fields)?;
                     write_audit(tx, partner, drafts)?;
+                    write_webhooks(tx, partner, webhooks)?;
                 }
             }
-            write_webhooks(tx, partner, &effects.webhooks)?;
             Ok(Finish::Commit(()))
         })
     }
