@@ -920,7 +920,8 @@ fn update_contact_audited(
     for b in &bound {
         params.extend_from_slice(&[&b.prefix, &b.id, &b.at, &b.contact, &b.actor, &b.event, &b.details]);
     }
-    let only: Vec<Option<Vec<u8>>> = webhooks.iter().map(|e| e.only_to.map(|id| id.as_bytes().to_vec())).collect();
+    let only: Vec<Option<&[u8]>> =
+        webhooks.iter().map(|e| e.only_to.as_ref().map(|id| id.as_bytes().as_slice())).collect();
     for (e, only) in webhooks.iter().zip(&only) {
         params.extend_from_slice(&[&e.event, only]);
     }

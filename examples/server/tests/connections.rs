@@ -256,18 +256,28 @@ async fn slow_connection(addr: &str, kind: Slow) -> Result<Duration, String> {
     }
 }
 
-/// The IPv4 sockets with `port` at either end, as `/proc/net/tcp` lists them (local address,
-/// remote address, state in hex: 01 established, 03 a handshake in progress): a client socket
-/// with no server-side twin is a connection the server's kernel never completed.
-fn sockets_of(port: u16) -> String {
-    let hex = format!(":{port:04X} ");
+/// The IPv4 sockets `/proc/net/tcp` lists: local address, remote address and state, as it
+/// writes them (addresses `0100007F:1F90`, state in hex: 01 established, 03 a handshake in
+/// progress).
+fn tcp_sockets() -> Vec<[String; 3]> {
     let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
-    let rows: Vec<String> = table
+    table
         .lines()
-        .map(|l| format!("{} ", l.split_whitespace().skip(1).take(3).collect::<Vec<_>>().join(" ")))
-        .filter(|l| l.contains(&hex))
-        .collect();
-    rows.join("| ")
+        .skip(1)
+        .filter_map(|l| {
+            let mut fields = l.split_whitespace().skip(1).map(str::to_owned);
+            Some([fields.next()?, fields.next()?, fields.next()?])
+        })
+        .collect()
+}
+
+/// The sockets with `port` at either end: a client socket with no server-side twin is a
+/// connection the server's kernel never completed.
+fn sockets_of(port: u16) -> String {
+    let hex = format!(":{port:04X}");
+    let rows: Vec<String> =
+        tcp_sockets().into_iter().filter(|s| s[..2].iter().any(|a| a.ends_with(&hex))).map(|s| s.join(" ")).collect();
+    rows.join(" | ")
 }
 
 /// Server-side sockets of `port` that are established (accepted, or completed and queued in
@@ -275,14 +285,10 @@ fn sockets_of(port: u16) -> String {
 /// other tests open and close sockets, so one read may list a socket twice or miss it.
 fn established_at(port: u16) -> usize {
     let local = format!("0100007F:{port:04X}");
-    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
-    let clients: std::collections::HashSet<&str> = table
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let fields: Vec<&str> = l.split_whitespace().collect();
-            (fields.get(1) == Some(&local.as_str()) && fields.get(3) == Some(&"01")).then(|| fields[2])
-        })
+    let clients: std::collections::HashSet<String> = tcp_sockets()
+        .into_iter()
+        .filter(|[l, _, state]| *l == local && state == "01")
+        .map(|[_, remote, _]| remote)
         .collect();
     clients.len()
 }
