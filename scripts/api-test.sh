@@ -26,7 +26,7 @@ RUST_LOG=info "$server" --db "$work/api.db" --listen 127.0.0.1:0 2>"$work/server
 pid=$!
 address=
 for _ in $(seq 1 300); do
-    address=$(sed -n 's/.*listening address=\([0-9.:]*\).*/\1/p' "$work/server.log" | head -n 1)
+    address=$(sed -n 's/.*listening address=\([0-9.:]*\).*/\1/p;T;q' "$work/server.log")
     [ -n "$address" ] && break
     kill -0 "$pid" 2>/dev/null || { cat "$work/server.log" >&2; exit 1; }
     sleep 0.1

@@ -6,7 +6,7 @@
 # Run by `make test` (step 1); prints each mismatch and fails on any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+version=$(sed -n 's/^version = "\(.*\)"/\1/p;T;q' Cargo.toml)
 python3 - "$version" <<'PY'
 import json, pathlib, re, sys
 

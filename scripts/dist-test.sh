@@ -107,8 +107,11 @@ warn="-Wall -Wextra -Wpedantic -Werror"
 cc -std=c99 $warn "$root/examples/c/partner_backend.c" $flags -Wl,-rpath,"$prefix/lib" -o "$work/backend_c"
 # shellcheck disable=SC2086
 c++ -std=c++17 $warn "$root/examples/cpp/partner_backend.cpp" $flags -Wl,-rpath,"$prefix/lib" -o "$work/backend_cpp"
-ldd "$work/backend_c" | grep -q "librampart.so.$major => $prefix/lib/" ||
-  { echo "dist-test: the C example does not load the tarball's librampart" >&2; exit 1; }
+# Capture first: `ldd | grep -q` under pipefail fails whenever grep exits before ldd's last write
+# (SIGPIPE), which happened in CI.
+linked=$(ldd "$work/backend_c")
+grep -q "librampart.so.$major => $prefix/lib/" <<<"$linked" ||
+  { echo "dist-test: the C example does not load the tarball's librampart:" >&2; echo "$linked" >&2; exit 1; }
 vg="valgrind -q --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --error-exitcode=99"
 $vg "$work/backend_c" "$work/c.db" >/dev/null
 $vg "$work/backend_cpp" "$work/cpp.db" >/dev/null
