@@ -342,3 +342,53 @@ fn eight_failures_fail_the_message_and_five_days_disable_the_endpoint(b: Backend
     f.service.test_webhook_endpoint(&f.partner, &id).unwrap();
     assert!(f.service.claim_webhook_deliveries(10).unwrap().is_empty());
 }
+
+/// On SQLite a change appends each message to `webhook_outbox` and nothing else; a claim or a
+/// resend files it (`webhook_messages`, a `webhook_deliveries` row per endpoint) in its own
+/// transaction, and every read meanwhile shows it as pending.
+#[test]
+fn sqlite_files_the_outbox_when_the_queue_is_claimed_or_resent() {
+    let f = Fixture::new(Backend::Sqlite);
+    let path = f.store.path.clone().unwrap();
+    let count = |table: &str| -> i64 {
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    let events = ["2fa.enabled", "2fa.disabled"];
+    let (one, _) = f.service.create_webhook_endpoint(&f.partner, PUBLIC, &events).unwrap();
+    let (two, _) = f.service.create_webhook_endpoint(&f.partner, PUBLIC, &events).unwrap();
+    let c = common::contact();
+    let secret = f.create(&c);
+    f.service.enable_2fa(&f.partner, &c, f.code(&secret, 0).as_str()).unwrap();
+    assert_eq!((count("webhook_outbox"), count("webhook_messages"), count("webhook_deliveries")), (1, 0, 0));
+    let s = f.service.store();
+    assert_eq!(s.webhook_queue_depth().unwrap(), 2);
+    let staged = s.webhook_deliveries(&f.partner).unwrap();
+    let mut ids = [one.id, two.id];
+    ids.sort();
+    assert_eq!(
+        staged.iter().map(|d| (d.event.as_str(), d.endpoint_id, d.attempts, d.state.as_str())).collect::<Vec<_>>(),
+        [("2fa.enabled", ids[0], 0, "pending"), ("2fa.enabled", ids[1], 0, "pending")]
+    );
+    // A claim files it, then leases both deliveries.
+    let claimed = f.service.claim_webhook_deliveries(10).unwrap();
+    assert_eq!(claimed.len(), 2);
+    assert_eq!((count("webhook_outbox"), count("webhook_messages"), count("webhook_deliveries")), (0, 1, 2));
+    assert_eq!(s.webhook_deliveries(&f.partner).unwrap(), staged, "the same deliveries, filed");
+    // The disable's message waits in the outbox beside the filed one; the list has both, in order.
+    f.clock.advance(30);
+    f.service.disable_2fa(&f.partner, &c, f.code(&secret, 0).as_str()).unwrap();
+    assert_eq!((count("webhook_outbox"), count("webhook_messages")), (1, 1));
+    let both = s.webhook_deliveries(&f.partner).unwrap();
+    assert_eq!(
+        both.iter().map(|d| d.event.as_str()).collect::<Vec<_>>(),
+        ["2fa.enabled", "2fa.enabled", "2fa.disabled", "2fa.disabled"]
+    );
+    assert_eq!(s.webhook_queue_depth().unwrap(), 4);
+    // A resend of the staged message files it and finds it.
+    assert!(s.resend_webhook_message(&f.partner, &both[2].message_id, rampart_core::Clock::now(&*f.clock)).unwrap());
+    assert_eq!((count("webhook_outbox"), count("webhook_messages"), count("webhook_deliveries")), (0, 2, 4));
+    assert_eq!(s.webhook_deliveries(&f.partner).unwrap(), both);
+}

@@ -268,6 +268,20 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX contacts_locked ON contacts (partner_id, contact_id) WHERE failures >= 100 AND member = 0;
     CREATE INDEX contacts_low_recovery_codes ON contacts (partner_id, contact_id)
         WHERE enabled = 1 AND recovery_remaining <= 3 AND member = 0;",
+    // 9: the webhook outbox a change appends its messages to: a rowid table and nothing else, so
+    // a message costs the change one appended row (SQLite splits the last leaf of a rowid table
+    // cheaply, and of an index or `WITHOUT ROWID` table by rebalancing its siblings). The
+    // delivery worker files them into `webhook_messages` and `webhook_deliveries`
+    // (`drain_outbox`). `endpoints`: the receiving endpoints' 16-byte ids, concatenated.
+    "CREATE TABLE webhook_outbox (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL,
+        partner_id BLOB NOT NULL,
+        event TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        endpoints BLOB NOT NULL
+    );",
 ];
 
 /// The schema version that adds `contacts.recovery_remaining`, filled in from the stored sets.
@@ -685,8 +699,9 @@ fn write_effects(tx: &rusqlite::Transaction<'_>, partner: &PartnerId, effects: &
     write_webhooks(tx, partner, &effects.webhooks)
 }
 
-/// Queue the change's webhook messages: each one stored once, with a delivery for each of the
-/// partner's enabled endpoints that receive its event (none: nothing is written).
+/// Queue the change's webhook messages: each one appended once to the outbox with the partner's
+/// enabled endpoints that receive its event (none: nothing is written); [`drain_outbox`] files
+/// it with a delivery for each.
 fn write_webhooks(
     tx: &rusqlite::Transaction<'_>,
     partner: &PartnerId,
@@ -702,29 +717,77 @@ fn write_webhooks(
     for event in events {
         let quoted = format!("\"{}\"", event.event);
         let only = event.only_to.map(|id| id.as_bytes().to_vec());
-        let to: Vec<&Vec<u8>> = endpoints
+        // The receiving endpoints' ids, concatenated.
+        let to: Vec<u8> = endpoints
             .iter()
             .filter(|(id, names)| match &only {
                 Some(only) => id == only,
                 None => names.contains(&quoted),
             })
-            .map(|(id, _)| id)
+            .flat_map(|(id, _)| id.iter().copied())
             .collect();
         if to.is_empty() {
             continue;
         }
         tx.prepare_cached(
+            "INSERT INTO webhook_outbox (id, partner_id, event, body, created_at, endpoints) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![event.id, partner.as_bytes(), event.event, event.body, to_sql_u64(event.at), to])?;
+    }
+    Ok(())
+}
+
+/// A message as the change that caused it queued it, before [`drain_outbox`] files it.
+struct Staged {
+    id: String,
+    partner_id: Vec<u8>,
+    event: String,
+    body: String,
+    created_at: i64,
+    /// The endpoints' 16-byte ids, one after the other.
+    endpoints: Vec<u8>,
+}
+
+/// File the messages changes have queued since the last drain: each into `webhook_messages`
+/// with a pending delivery per endpoint, then out of the outbox. Every statement that reads
+/// or changes deliveries in a write runs this first, in its transaction, so a staged message
+/// is never missed (reads count or list the outbox beside the deliveries instead).
+fn drain_outbox(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+    let staged: Vec<(i64, Staged)> = tx
+        .prepare_cached(
+            "SELECT seq, id, partner_id, event, body, created_at, endpoints FROM webhook_outbox ORDER BY seq",
+        )?
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                Staged {
+                    id: r.get(1)?,
+                    partner_id: r.get(2)?,
+                    event: r.get(3)?,
+                    body: r.get(4)?,
+                    created_at: r.get(5)?,
+                    endpoints: r.get(6)?,
+                },
+            ))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let Some((last, _)) = staged.last() else { return Ok(()) };
+    let last = *last;
+    for (_, m) in &staged {
+        tx.prepare_cached(
             "INSERT INTO webhook_messages (id, partner_id, event, body, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?
-        .execute(params![event.id, partner.as_bytes(), event.event, event.body, to_sql_u64(event.at)])?;
+        .execute(params![m.id, m.partner_id, m.event, m.body, m.created_at])?;
         let mut queue = tx.prepare_cached(
             "INSERT INTO webhook_deliveries (message_id, endpoint_id, partner_id, next_at, state) \
              VALUES (?1, ?2, ?3, ?4, 'pending')",
         )?;
-        for endpoint in to {
-            queue.execute(params![event.id, endpoint, partner.as_bytes(), to_sql_u64(event.at)])?;
+        for endpoint in m.endpoints.chunks(16) {
+            queue.execute(params![m.id, endpoint, m.partner_id, m.created_at])?;
         }
     }
+    tx.prepare_cached("DELETE FROM webhook_outbox WHERE seq <= ?1")?.execute([last])?;
     Ok(())
 }
 
@@ -1486,7 +1549,8 @@ impl Store for SqliteStore {
         // Every server polls: an idle queue is answered from a reader, without the write lock.
         let any_due = self.read(|c| {
             c.prepare_cached(
-                "SELECT 1 FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id \
+                "SELECT 1 FROM webhook_outbox \
+                 UNION ALL SELECT 1 FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id \
                  WHERE d.state = 'pending' AND d.next_at <= ?1 AND (d.lease_until IS NULL OR d.lease_until <= ?1) \
                  AND e.enabled = 1 LIMIT 1",
             )?
@@ -1497,6 +1561,7 @@ impl Store for SqliteStore {
             return Ok(Vec::new());
         }
         self.write(|tx| {
+            drain_outbox(tx)?;
             let due: Vec<(String, Vec<u8>, u32, String, String)> = tx
                 .prepare_cached(
                     "SELECT d.message_id, d.endpoint_id, d.attempts, m.event, m.body \
@@ -1616,6 +1681,7 @@ impl Store for SqliteStore {
 
     fn resend_webhook_message(&self, partner: &PartnerId, message_id: &str, now: u64) -> Result<bool, StoreError> {
         self.write(|tx| {
+            drain_outbox(tx)?;
             let n = tx
                 .prepare_cached(
                     "UPDATE webhook_deliveries SET state = 'pending', next_at = ?3, lease_until = NULL \
@@ -1628,32 +1694,71 @@ impl Store for SqliteStore {
 
     fn webhook_queue_depth(&self) -> Result<u64, StoreError> {
         self.read(|c| {
-            c.query_row("SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'pending'", [], |r| r.get::<_, i64>(0))
-                .and_then(from_sql_u64)
+            c.query_row(
+                "SELECT (SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'pending') \
+                 + (SELECT COALESCE(SUM(length(endpoints) / 16), 0) FROM webhook_outbox)",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .and_then(from_sql_u64)
         })
     }
 
     fn webhook_deliveries(&self, partner: &PartnerId) -> Result<Vec<DeliveryRecord>, StoreError> {
-        self.read(|c| {
-            c.prepare_cached(
-                "SELECT d.message_id, d.endpoint_id, m.event, d.attempts, d.next_at, d.state \
-                 FROM webhook_deliveries d JOIN webhook_messages m ON m.id = d.message_id \
-                 WHERE d.partner_id = ?1 ORDER BY m.created_at, d.message_id, d.endpoint_id",
-            )?
-            .query_map([partner.as_bytes()], |r| {
-                let endpoint: Vec<u8> = r.get(1)?;
-                Ok(DeliveryRecord {
-                    message_id: r.get(0)?,
-                    endpoint_id: uuid::Uuid::from_slice(&endpoint)
-                        .map_err(|_| corrupt(1, "endpoint id is not 16 bytes"))?,
-                    event: r.get(2)?,
-                    attempts: r.get(3)?,
-                    next_at: from_sql_u64(r.get(4)?)?,
-                    state: r.get(5)?,
-                })
-            })?
-            .collect()
-        })
+        let endpoint_id = |idx: usize, bytes: &[u8]| {
+            uuid::Uuid::from_slice(bytes).map_err(|_| corrupt(idx, "endpoint id is not 16 bytes"))
+        };
+        // Filed deliveries and those still in the outbox (pending, not attempted), in one read
+        // transaction: a drain between the two would otherwise hide or repeat a message.
+        let mut rows: Vec<(i64, DeliveryRecord)> = self.read(|c| {
+            let c = c.unchecked_transaction()?;
+            let mut rows = c
+                .prepare_cached(
+                    "SELECT m.created_at, d.message_id, d.endpoint_id, m.event, d.attempts, d.next_at, d.state \
+                     FROM webhook_deliveries d JOIN webhook_messages m ON m.id = d.message_id \
+                     WHERE d.partner_id = ?1",
+                )?
+                .query_map([partner.as_bytes()], |r| {
+                    Ok((
+                        r.get(0)?,
+                        DeliveryRecord {
+                            message_id: r.get(1)?,
+                            endpoint_id: endpoint_id(2, &r.get::<_, Vec<u8>>(2)?)?,
+                            event: r.get(3)?,
+                            attempts: r.get(4)?,
+                            next_at: from_sql_u64(r.get(5)?)?,
+                            state: r.get(6)?,
+                        },
+                    ))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut staged =
+                c.prepare_cached("SELECT created_at, id, event, endpoints FROM webhook_outbox WHERE partner_id = ?1")?;
+            let mut staged_rows = staged.query([partner.as_bytes()])?;
+            while let Some(r) = staged_rows.next()? {
+                let created_at: i64 = r.get(0)?;
+                let (message_id, event): (String, String) = (r.get(1)?, r.get(2)?);
+                for endpoint in r.get::<_, Vec<u8>>(3)?.chunks(16) {
+                    rows.push((
+                        created_at,
+                        DeliveryRecord {
+                            message_id: message_id.clone(),
+                            endpoint_id: endpoint_id(3, endpoint)?,
+                            event: event.clone(),
+                            attempts: 0,
+                            next_at: from_sql_u64(created_at)?,
+                            state: "pending".to_owned(),
+                        },
+                    ));
+                }
+            }
+            drop(staged_rows);
+            drop(staged);
+            c.commit()?;
+            Ok(rows)
+        })?;
+        rows.sort_by(|(a, x), (b, y)| (a, &x.message_id, x.endpoint_id).cmp(&(b, &y.message_id, y.endpoint_id)));
+        Ok(rows.into_iter().map(|(_, d)| d).collect())
     }
 
     fn orders_for_contact(
@@ -1928,9 +2033,9 @@ mod tests {
             .unwrap();
         }
         let store = SqliteStore::open(&path).unwrap();
-        assert_eq!(MIGRATIONS.len(), 8);
+        assert_eq!(MIGRATIONS.len(), 9);
         let version: usize = lock(&store.writer).pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-        assert_eq!(version, 8);
+        assert_eq!(version, 9);
         assert_eq!(store.partner(&partner).unwrap().unwrap().name, "Acme");
         let o = sample_order(partner);
         store.insert_order(&o, &Effects::default()).unwrap();
