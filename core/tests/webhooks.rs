@@ -343,11 +343,11 @@ fn eight_failures_fail_the_message_and_five_days_disable_the_endpoint(b: Backend
     assert!(f.service.claim_webhook_deliveries(10).unwrap().is_empty());
 }
 
-/// On SQLite a change appends each message to `webhook_outbox` and nothing else; a claim or a
-/// resend files it (`webhook_messages`, a `webhook_deliveries` row per endpoint) in its own
-/// transaction, and every read meanwhile shows it as pending.
+/// On SQLite a change appends each message to `webhook_outbox` and nothing else; a claim files
+/// it (`webhook_messages`, a `webhook_deliveries` row per endpoint) in its own transaction, and
+/// every read and resend meanwhile finds it, pending.
 #[test]
-fn sqlite_files_the_outbox_when_the_queue_is_claimed_or_resent() {
+fn sqlite_files_the_outbox_when_the_queue_is_claimed() {
     let f = Fixture::new(Backend::Sqlite);
     let path = f.store.path.clone().unwrap();
     let count = |table: &str| -> i64 {
@@ -387,8 +387,14 @@ fn sqlite_files_the_outbox_when_the_queue_is_claimed_or_resent() {
         ["2fa.enabled", "2fa.enabled", "2fa.disabled", "2fa.disabled"]
     );
     assert_eq!(s.webhook_queue_depth().unwrap(), 4);
-    // A resend of the staged message files it and finds it.
-    assert!(s.resend_webhook_message(&f.partner, &both[2].message_id, rampart_core::Clock::now(&*f.clock)).unwrap());
-    assert_eq!((count("webhook_outbox"), count("webhook_messages"), count("webhook_deliveries")), (0, 2, 4));
+    // A resend finds the message in the outbox (not attempted yet: already pending and due),
+    // but not as another partner's.
+    let now = rampart_core::Clock::now(&*f.clock);
+    assert!(s.resend_webhook_message(&f.partner, &both[2].message_id, now).unwrap());
+    let other = f.service.create_partner("Other", Environment::Sandbox).unwrap().partner_id;
+    assert!(!s.resend_webhook_message(&other, &both[2].message_id, now).unwrap());
     assert_eq!(s.webhook_deliveries(&f.partner).unwrap(), both);
+    // The next claim files it.
+    assert_eq!(f.service.claim_webhook_deliveries(10).unwrap().len(), 2);
+    assert_eq!((count("webhook_outbox"), count("webhook_messages"), count("webhook_deliveries")), (0, 2, 4));
 }

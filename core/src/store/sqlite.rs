@@ -749,16 +749,21 @@ struct Staged {
     endpoints: Vec<u8>,
 }
 
-/// File the messages changes have queued since the last drain: each into `webhook_messages`
-/// with a pending delivery per endpoint, then out of the outbox. Every statement that reads
-/// or changes deliveries in a write runs this first, in its transaction, so a staged message
-/// is never missed (reads count or list the outbox beside the deliveries instead).
-fn drain_outbox(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+/// The most messages one claim files: a backlog (a store no worker claimed from for a while)
+/// is filed over several claims, each a short transaction of bounded memory.
+const DRAIN_BATCH: i64 = 1000;
+
+/// File the oldest `limit` messages changes have queued: each into `webhook_messages` with a
+/// pending delivery per endpoint, then out of the outbox. A claim runs this first, in its
+/// transaction; the reads count or list the outbox beside the deliveries, and a resend finds a
+/// message in either.
+fn drain_outbox(tx: &rusqlite::Transaction<'_>, limit: i64) -> Result<(), StoreError> {
     let staged: Vec<(i64, Staged)> = tx
         .prepare_cached(
-            "SELECT seq, id, partner_id, event, body, created_at, endpoints FROM webhook_outbox ORDER BY seq",
+            "SELECT seq, id, partner_id, event, body, created_at, endpoints FROM webhook_outbox \
+             ORDER BY seq LIMIT ?1",
         )?
-        .query_map([], |r| {
+        .query_map([limit], |r| {
             Ok((
                 r.get(0)?,
                 Staged {
@@ -1561,7 +1566,7 @@ impl Store for SqliteStore {
             return Ok(Vec::new());
         }
         self.write(|tx| {
-            drain_outbox(tx)?;
+            drain_outbox(tx, DRAIN_BATCH)?;
             let due: Vec<(String, Vec<u8>, u32, String, String)> = tx
                 .prepare_cached(
                     "SELECT d.message_id, d.endpoint_id, d.attempts, m.event, m.body \
@@ -1681,14 +1686,21 @@ impl Store for SqliteStore {
 
     fn resend_webhook_message(&self, partner: &PartnerId, message_id: &str, now: u64) -> Result<bool, StoreError> {
         self.write(|tx| {
-            drain_outbox(tx)?;
             let n = tx
                 .prepare_cached(
                     "UPDATE webhook_deliveries SET state = 'pending', next_at = ?3, lease_until = NULL \
                      WHERE message_id = ?1 AND partner_id = ?2",
                 )?
                 .execute(params![message_id, partner.as_bytes(), to_sql_u64(now)])?;
-            Ok(n > 0)
+            if n > 0 {
+                return Ok(true);
+            }
+            // Still in the outbox: not attempted yet, so already pending and due.
+            Ok(tx
+                .prepare_cached("SELECT 1 FROM webhook_outbox WHERE id = ?1 AND partner_id = ?2")?
+                .query_row(params![message_id, partner.as_bytes()], |_| Ok(()))
+                .optional()?
+                .is_some())
         })
     }
 
@@ -2044,6 +2056,38 @@ mod tests {
         // Opening again runs nothing more.
         let again = SqliteStore::open(&path).unwrap();
         assert_eq!(again.count_partners().unwrap(), 1);
+    }
+
+    #[test]
+    fn the_outbox_is_filed_oldest_first_a_batch_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("outbox.db")).unwrap();
+        let count = |tx: &rusqlite::Transaction<'_>, table: &str| -> i64 {
+            tx.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0)).unwrap()
+        };
+        {
+            let mut conn = lock(&store.writer);
+            let tx = conn.transaction().unwrap();
+            for i in 0..2500i64 {
+                tx.execute(
+                    "INSERT INTO webhook_outbox (id, partner_id, event, body, created_at, endpoints) \
+                     VALUES (?1, ?2, 'webhook.test', '{}', ?3, ?4)",
+                    params![format!("msg_{i:032}"), [1u8; 16], i, [[2u8; 16], [3u8; 16]].concat()],
+                )
+                .unwrap();
+            }
+            drain_outbox(&tx, DRAIN_BATCH).unwrap();
+            assert_eq!(
+                (count(&tx, "webhook_outbox"), count(&tx, "webhook_messages"), count(&tx, "webhook_deliveries")),
+                (1500, 1000, 2000)
+            );
+            let oldest_left: i64 =
+                tx.query_row("SELECT MIN(created_at) FROM webhook_outbox", [], |r| r.get(0)).unwrap();
+            assert_eq!(oldest_left, 1000);
+            tx.commit().unwrap();
+        }
+        // Filed or not, every delivery is counted once.
+        assert_eq!(store.webhook_queue_depth().unwrap(), 5000);
     }
 
     #[test]
