@@ -740,6 +740,8 @@ fn write_webhooks(
 
 /// A message as the change that caused it queued it, before [`drain_outbox`] files it.
 struct Staged {
+    /// Its place in the outbox (the rowid).
+    seq: i64,
     id: String,
     partner_id: Vec<u8>,
     event: String,
@@ -758,28 +760,25 @@ const DRAIN_BATCH: i64 = 1000;
 /// transaction; the reads count or list the outbox beside the deliveries, and a resend finds a
 /// message in either.
 fn drain_outbox(tx: &rusqlite::Transaction<'_>, limit: i64) -> Result<(), StoreError> {
-    let staged: Vec<(i64, Staged)> = tx
+    let staged: Vec<Staged> = tx
         .prepare_cached(
             "SELECT seq, id, partner_id, event, body, created_at, endpoints FROM webhook_outbox \
              ORDER BY seq LIMIT ?1",
         )?
         .query_map([limit], |r| {
-            Ok((
-                r.get(0)?,
-                Staged {
-                    id: r.get(1)?,
-                    partner_id: r.get(2)?,
-                    event: r.get(3)?,
-                    body: r.get(4)?,
-                    created_at: r.get(5)?,
-                    endpoints: r.get(6)?,
-                },
-            ))
+            Ok(Staged {
+                seq: r.get(0)?,
+                id: r.get(1)?,
+                partner_id: r.get(2)?,
+                event: r.get(3)?,
+                body: r.get(4)?,
+                created_at: r.get(5)?,
+                endpoints: r.get(6)?,
+            })
         })?
         .collect::<rusqlite::Result<_>>()?;
-    let Some((last, _)) = staged.last() else { return Ok(()) };
-    let last = *last;
-    for (_, m) in &staged {
+    let Some(last) = staged.last().map(|m| m.seq) else { return Ok(()) };
+    for m in &staged {
         tx.prepare_cached(
             "INSERT INTO webhook_messages (id, partner_id, event, body, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?
@@ -1721,7 +1720,8 @@ impl Store for SqliteStore {
             uuid::Uuid::from_slice(bytes).map_err(|_| corrupt(idx, "endpoint id is not 16 bytes"))
         };
         // Filed deliveries and those still in the outbox (pending, not attempted), in one read
-        // transaction: a drain between the two would otherwise hide or repeat a message.
+        // transaction (rolled back when dropped: it changes nothing): a drain between the two
+        // would otherwise hide or repeat a message.
         let mut rows: Vec<(i64, DeliveryRecord)> = self.read(|c| {
             let c = c.unchecked_transaction()?;
             let mut rows = c
@@ -1764,9 +1764,6 @@ impl Store for SqliteStore {
                     ));
                 }
             }
-            drop(staged_rows);
-            drop(staged);
-            c.commit()?;
             Ok(rows)
         })?;
         rows.sort_by(|(a, x), (b, y)| (a, &x.message_id, x.endpoint_id).cmp(&(b, &y.message_id, y.endpoint_id)));
